@@ -1,0 +1,177 @@
+r"""Why cross-encoders do not scale: measured pair-scoring cost vs a bi-encoder (book chapter 2).
+
+To find the most similar pair among :math:`n` sentences, a cross-encoder must run the full
+transformer on every pair: :math:`\binom{n}{2} = n(n-1)/2` forward passes, :math:`O(n^2)`.
+A bi-encoder (SBERT) runs the transformer :math:`n` times and then compares embeddings with a
+cosine matrix, :math:`n(n-1)/2` dot products of dimension :math:`d` — still quadratic, but each
+step is a few nanoseconds instead of milliseconds.
+
+We *measure* three rates on the current machine — cross-encoder pairs/s, bi-encoder sentences/s,
+cosine pairs/s — and extrapolate:
+
+.. math::
+    t_\text{cross}(n) = \frac{n(n-1)/2}{r_\text{pair}}, \qquad
+    t_\text{bi}(n) = \frac{n}{r_\text{sent}} + \frac{n(n-1)/2}{r_\text{cos}}.
+
+The cross-encoder is the same BERT fed the pair ``[CLS] s1 [SEP] s2 [SEP]`` with a one-logit head;
+its timing does not depend on whether the head was trained, so a fresh head is used.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+#: The SBERT paper (Reimers & Gurevych, 2019, section 1): 10,000 sentences, V100 GPU.
+PAPER_CLAIM = {
+    "n": 10_000,
+    "cross_encoder_hours": 65.0,
+    "sbert_seconds": 5.0,
+    "hardware": "V100 GPU",
+}
+
+
+@dataclass(frozen=True)
+class CostRates:
+    """Measured throughput on one machine (median over repeats)."""
+
+    cross_pairs_per_s: float
+    bi_sentences_per_s: float
+    cosine_pairs_per_s: float
+    batch_size: int
+    n_pairs_timed: int
+    n_sentences_timed: int
+    device: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _median_rate(work: Callable[[], None], items: int, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return items / float(np.median(times))
+
+
+def cross_encoder_like(encoder: Any) -> Callable[[Sequence[str], Sequence[str], int], torch.Tensor]:
+    """A pair scorer that runs ``encoder``'s transformer on concatenated pairs, plus a 1-logit head."""
+    model, tokenizer = encoder.model, encoder.tokenizer
+    head = torch.nn.Linear(model.config.hidden_size, 1).to(encoder.device)
+
+    def score(first: Sequence[str], second: Sequence[str], batch_size: int) -> torch.Tensor:
+        logits = []
+        with torch.inference_mode():
+            for start in range(0, len(first), batch_size):
+                batch = tokenizer(
+                    list(first[start : start + batch_size]),
+                    list(second[start : start + batch_size]),
+                    padding=True,
+                    truncation=True,
+                    max_length=encoder.max_seq_length,
+                    return_tensors="pt",
+                ).to(encoder.device)
+                hidden = model(**batch).last_hidden_state[:, 0]
+                logits.append(head(hidden).squeeze(-1))
+        return torch.cat(logits)
+
+    return score
+
+
+def measure_rates(
+    encoder: Any,
+    sentences1: Sequence[str],
+    sentences2: Sequence[str],
+    n_sentences: int,
+    batch_size: int = 32,
+    repeats: int = 3,
+) -> CostRates:
+    """Time cross-encoder pair scoring, bi-encoder encoding and the cosine matrix on real text.
+
+    Args:
+        encoder: a :class:`~sbert_tutor.encoder.SentenceEncoder` (its transformer is reused).
+        sentences1, sentences2: the pairs the cross-encoder scores.
+        n_sentences: how many sentences the bi-encoder encodes (taken from both sides).
+    """
+    score = cross_encoder_like(encoder)
+    score(sentences1[:batch_size], sentences2[:batch_size], batch_size)  # warm-up
+    cross = _median_rate(
+        lambda: score(sentences1, sentences2, batch_size), len(sentences1), repeats
+    )
+    pool = list(dict.fromkeys([*sentences1, *sentences2]))[:n_sentences]
+    encoder.encode(pool[:batch_size], batch_size=batch_size)  # warm-up
+    bi = _median_rate(lambda: encoder.encode(pool, batch_size=batch_size), len(pool), repeats)
+    emb = torch.from_numpy(encoder.encode(pool, batch_size=batch_size, normalize=True)).to(
+        encoder.device
+    )
+    cos = _median_rate(lambda: (emb @ emb.T).max(), len(pool) * len(pool), repeats)
+    return CostRates(cross, bi, cos, batch_size, len(sentences1), len(pool), str(encoder.device))
+
+
+def extrapolate(
+    rates: CostRates, sizes: Sequence[int] = (100, 1_000, 10_000, 100_000, 1_000_000)
+) -> pd.DataFrame:
+    """Seconds to find the most similar pair among ``n`` sentences, for each ``n`` (module docstring)."""
+    n = np.asarray(sizes, dtype=np.float64)
+    pairs = n * (n - 1) / 2
+    cross = pairs / rates.cross_pairs_per_s
+    encode = n / rates.bi_sentences_per_s
+    cosine = pairs / rates.cosine_pairs_per_s
+    return pd.DataFrame(
+        {
+            "n": n.astype(np.int64),
+            "pairs": pairs,
+            "cross_encoder_s": cross,
+            "bi_encoder_encode_s": encode,
+            "bi_encoder_cosine_s": cosine,
+            "bi_encoder_s": encode + cosine,
+            "speedup": cross / (encode + cosine),
+        }
+    )
+
+
+def humanize_seconds(seconds: float) -> str:
+    """3.2 s, 4.1 min, 65 h, 12 days, 3.4 years."""
+    for unit, size in (("years", 365 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
+def compare_with_paper(rates: CostRates, hardware: str) -> pd.DataFrame:
+    """Our extrapolation at the paper's n = 10,000 beside the SBERT paper's claim (labelled)."""
+    ours = extrapolate(rates, [PAPER_CLAIM["n"]]).iloc[0]
+    rows = [
+        {
+            "method": "cross-encoder (BERT on every pair)",
+            "paper (V100, published)": humanize_seconds(PAPER_CLAIM["cross_encoder_hours"] * 3600),
+            f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
+                ours["cross_encoder_s"]
+            ),
+        },
+        {
+            "method": "bi-encoder (SBERT: encode + cosine)",
+            "paper (V100, published)": humanize_seconds(PAPER_CLAIM["sbert_seconds"]),
+            f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
+                ours["bi_encoder_s"]
+            ),
+        },
+    ]
+    return pd.DataFrame(rows).set_index("method")
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """The extrapolation table with durations written for people (``65 h`` rather than ``234000.0``)."""
+    out = pd.DataFrame({"n": table["n"], "pairs": table["pairs"].map(lambda p: f"{p:.3g}")})
+    for column in ("cross_encoder_s", "bi_encoder_encode_s", "bi_encoder_cosine_s", "bi_encoder_s"):
+        out[column.removesuffix("_s")] = table[column].map(humanize_seconds)
+    out["speedup"] = table["speedup"].map(lambda x: f"{x:,.0f}x")
+    return out.set_index("n")

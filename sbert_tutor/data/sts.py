@@ -1,0 +1,254 @@
+r"""Semantic Textual Similarity data: STS12-16, STS benchmark, SICK-R (book chapter 3).
+
+Each pair :math:`(s_1, s_2)` carries a gold similarity :math:`y` (0-5 for STS, 1-5 for SICK-R,
+kept as published). Two sources, one API:
+
+* **Local** (``SBERT_TUTOR_DATA`` set): the files of the project's data folder (MANIFEST.md).
+  STS12-16 keep their *subsets* (e.g. STS12 = MSRpar, MSRvid, SMTeuroparl, surprise.OnWN,
+  surprise.SMTnews), which the ``mean``/``wmean`` aggregations need.
+* **Hub** (``SBERT_TUTOR_DATA`` unset, online): the ids in :data:`HUB_DATASETS`. The MTEB copies of
+  STS12-16 carry no subset column, so only the ``all`` aggregation is available from the hub.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sbert_tutor.data._files import local_file, local_root, offline_error, read_tsv
+from sbert_tutor.settings import hf_offline
+from sbert_tutor.validation import check_same_length, check_scores
+
+logger = logging.getLogger(__name__)
+
+STS_YEARS = ("sts12", "sts13", "sts14", "sts15", "sts16")
+STS_TASKS = (*STS_YEARS, "stsb", "sickr")
+DISPLAY_NAMES = {
+    "sts12": "STS12",
+    "sts13": "STS13",
+    "sts14": "STS14",
+    "sts15": "STS15",
+    "sts16": "STS16",
+    "stsb": "STSb",
+    "sickr": "SICK-R",
+}
+SPLITS = {
+    **{t: ("test",) for t in STS_YEARS},
+    "stsb": ("train", "dev", "test"),
+    "sickr": ("train", "dev", "test"),
+}
+SCORE_RANGES = {**{t: (0.0, 5.0) for t in STS_YEARS}, "stsb": (0.0, 5.0), "sickr": (1.0, 5.0)}
+
+#: Hugging Face hub sources used when ``SBERT_TUTOR_DATA`` is unset:
+#: task -> (dataset id, {our split: hub split}, sentence columns, score column, score multiplier).
+#: ``sentence-transformers/stsb`` stores scores divided by 5; we multiply back to 0-5.
+#: ``mteb/sickr-sts`` has one split holding all 9,927 SICK pairs (not the 4,927-pair test split of the
+#: SemEval release that SBERT reports on): set SBERT_TUTOR_DATA for the paper's split.
+HUB_DATASETS: dict[str, tuple[str, dict[str, str], tuple[str, str], str, float]] = {
+    **{
+        t: (f"mteb/{t}-sts", {"test": "test"}, ("sentence1", "sentence2"), "score", 1.0)
+        for t in STS_YEARS
+    },
+    "stsb": (
+        "sentence-transformers/stsb",
+        {"train": "train", "dev": "validation", "test": "test"},
+        ("sentence1", "sentence2"),
+        "score",
+        5.0,
+    ),
+    "sickr": ("mteb/sickr-sts", {"test": "test"}, ("sentence1", "sentence2"), "score", 1.0),
+}
+STS_VARIANTS = ("raw", "senteval_tok")
+
+
+@dataclass(frozen=True)
+class STSData:
+    """Sentence pairs with gold similarity scores.
+
+    Attributes:
+        name: task name (``"sts12"`` ... ``"sickr"``).
+        split: ``"train"``, ``"dev"`` or ``"test"``.
+        sentences1, sentences2: the pairs, aligned.
+        scores: gold scores, float64, on the task's own scale (:attr:`score_range`).
+        subsets: the subset of each pair (e.g. ``"MSRpar"``); the task's display name for
+            single-set tasks, and ``"all"`` when the source does not record subsets.
+        source: where the data came from, in words (a folder or a hub id).
+        files: local files read (hashed into provenance); empty for hub data.
+        labels: SICK's entailment label per pair (``None`` for other tasks).
+    """
+
+    name: str
+    split: str
+    sentences1: list[str]
+    sentences2: list[str]
+    scores: np.ndarray
+    subsets: list[str]
+    source: str
+    files: tuple[Path, ...] = ()
+    labels: list[str] | None = None
+    score_range: tuple[float, float] = (0.0, 5.0)
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_same_length(
+            sentences1=self.sentences1,
+            sentences2=self.sentences2,
+            scores=self.scores,
+            subsets=self.subsets,
+        )
+
+    def __len__(self) -> int:
+        return len(self.sentences1)
+
+    @property
+    def subset_names(self) -> list[str]:
+        """Subset names in first-appearance order."""
+        return list(dict.fromkeys(self.subsets))
+
+    def to_frame(self) -> pd.DataFrame:
+        """The pairs as a DataFrame (one row a pair)."""
+        frame = pd.DataFrame(
+            {
+                "subset": self.subsets,
+                "sentence1": self.sentences1,
+                "sentence2": self.sentences2,
+                "score": self.scores,
+            }
+        )
+        if self.labels is not None:
+            frame["label"] = self.labels
+        return frame
+
+
+def check_task(name: str) -> str:
+    """Normalise a task name (``"STSb"`` -> ``"stsb"``) or raise ``ValueError`` listing valid ones."""
+    key = str(name).strip().lower().replace("-", "").replace("_", "")
+    aliases = {"stsbenchmark": "stsb", "sick": "sickr", "sickrelatedness": "sickr"}
+    key = aliases.get(key, key)
+    if key not in STS_TASKS:
+        close = difflib.get_close_matches(key, STS_TASKS, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown STS task {name!r}; valid names: {', '.join(STS_TASKS)}.{hint}")
+    return key
+
+
+def _check_split(task: str, split: str) -> str:
+    if split not in SPLITS[task]:
+        raise ValueError(
+            f"{task} has no split {split!r}; it has: {', '.join(SPLITS[task])}"
+            + (" (STS12-16 are test-only benchmarks)" if task in STS_YEARS else "")
+        )
+    return split
+
+
+def load_sts(name: str, split: str = "test", variant: str = "raw") -> STSData:
+    """Load one STS task.
+
+    Args:
+        name: ``"sts12"`` ... ``"sts16"``, ``"stsb"`` or ``"sickr"`` (case-insensitive).
+        split: ``"test"``; ``stsb`` and ``sickr`` also have ``"train"`` and ``"dev"``.
+        variant: for STS12-16 from the local folder, ``"raw"`` (organisers' text, default) or
+            ``"senteval_tok"`` (SentEval's tokenised, lower-cased copies). Same pairs and scores.
+
+    Returns:
+        :class:`STSData`.
+
+    Raises:
+        ValueError: unknown task, split or variant.
+        DataNotFoundError: neither ``SBERT_TUTOR_DATA`` nor the hub can provide the data.
+    """
+    task = check_task(name)
+    split = _check_split(task, split)
+    if variant not in STS_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(STS_VARIANTS)}")
+    root = local_root()
+    data = _load_local(root, task, split, variant) if root is not None else _load_hub(task, split)
+    logger.info("loaded %s/%s: %d pairs from %s", task, split, len(data), data.source)
+    return data
+
+
+def _load_local(root: Path, task: str, split: str, variant: str) -> STSData:
+    s1: list[str] = []
+    s2: list[str] = []
+    raw_scores: list[str] = []
+    subsets: list[str] = []
+    labels: list[str] | None = None
+    if task in STS_YEARS:
+        folder = root / "sts" / variant / task.upper()
+        files = tuple(sorted(folder.glob("*.tsv"))) if folder.is_dir() else ()
+        if not files:
+            local_file(
+                root, f"sts/{variant}/{task.upper()}/<subset>.tsv"
+            )  # raises, naming the setting
+        for path in files:
+            for row in read_tsv(path):
+                s1.append(row["sentence1"])
+                s2.append(row["sentence2"])
+                raw_scores.append(row["score"])
+                subsets.append(path.stem)
+    elif task == "stsb":
+        files = (local_file(root, f"stsb/sts-{split}.tsv"),)
+        for row in read_tsv(files[0]):
+            s1.append(row["sentence1"])
+            s2.append(row["sentence2"])
+            raw_scores.append(row["score"])
+            subsets.append(DISPLAY_NAMES[task])
+    else:  # sickr
+        sick_split = {"train": "train", "dev": "trial", "test": "test"}[split]
+        files = (local_file(root, f"sick/SICK_{sick_split}.tsv"),)
+        labels = []
+        for row in read_tsv(files[0]):
+            s1.append(row["sentence_A"])
+            s2.append(row["sentence_B"])
+            raw_scores.append(row["relatedness_score"])
+            labels.append(row["entailment_judgment"])
+            subsets.append(DISPLAY_NAMES[task])
+    return STSData(
+        name=task,
+        split=split,
+        sentences1=s1,
+        sentences2=s2,
+        scores=check_scores(raw_scores, name=f"{task} scores"),
+        subsets=subsets,
+        source=f"SBERT_TUTOR_DATA={root}",
+        files=files,
+        labels=labels,
+        score_range=SCORE_RANGES[task],
+        meta={"variant": variant} if task in STS_YEARS else {},
+    )
+
+
+def _load_hub(task: str, split: str) -> STSData:
+    dataset_id, split_map, (c1, c2), score_col, multiplier = HUB_DATASETS[task]
+    if split not in split_map:
+        raise ValueError(
+            f"the hub copy of {task} ({dataset_id}) has no {split!r} split; set SBERT_TUTOR_DATA "
+            "to a local data folder for it"
+        )
+    if hf_offline():
+        raise offline_error(f"{task}/{split}")
+    try:
+        from datasets import load_dataset
+    except ImportError:
+        raise offline_error(f"{task}/{split}") from None
+    try:
+        ds = load_dataset(dataset_id, split=split_map[split])
+    except Exception as exc:  # network errors come in many types
+        raise offline_error(f"{task}/{split} from the hub ({dataset_id}: {exc})") from exc
+    scores = check_scores(ds[score_col], name=f"{task} scores") * multiplier
+    n = len(scores)
+    return STSData(
+        name=task,
+        split=split,
+        sentences1=list(ds[c1]),
+        sentences2=list(ds[c2]),
+        scores=scores,
+        subsets=[DISPLAY_NAMES[task] if task not in STS_YEARS else "all"] * n,
+        source=f"hub:{dataset_id}[{split_map[split]}]",
+        score_range=SCORE_RANGES[task],
+    )

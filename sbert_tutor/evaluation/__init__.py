@@ -1,0 +1,10 @@
+"""Evaluators: encoder + data + metrics -> tidy tables with provenance."""
+
+from sbert_tutor.evaluation.sts import (
+    AGGREGATIONS,
+    evaluate_sts,
+    evaluate_sts_details,
+    results_table,
+)
+
+__all__ = ["AGGREGATIONS", "evaluate_sts", "evaluate_sts_details", "results_table"]

@@ -1,0 +1,219 @@
+r"""STS evaluation: how well does :math:`\cos(u, v)` rank pairs like humans do? (book chapter 3)
+
+For each pair :math:`(s_1, s_2)` with gold score :math:`y`, the encoder gives
+:math:`\hat y = \cos(u, v)`. We report Spearman's :math:`\rho` (rank correlation, the metric of
+the SBERT paper) and Pearson's :math:`r` between :math:`\hat y` and :math:`y`, both x100.
+
+STS12-16 consist of several subsets. Papers aggregate them in three ways (SentEval/SimCSE):
+
+* ``all``: concatenate the subsets and compute one correlation (SBERT and SimCSE report this);
+* ``mean``: the plain average of per-subset correlations;
+* ``wmean``: the average weighted by subset size :math:`n_k`: :math:`\sum_k n_k \rho_k / \sum_k n_k`.
+
+Single-set tasks (STSb, SICK-R) give the same value under all three. The result always says which
+aggregation a number is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import pearsonr, spearmanr
+
+from sbert_tutor.data.sts import DISPLAY_NAMES, STS_TASKS, STS_YEARS, STSData, check_task, load_sts
+from sbert_tutor.similarity import paired_cosine
+
+AGGREGATIONS = ("all", "mean", "wmean")
+
+
+def check_aggregation(aggregation: str) -> str:
+    """Return ``aggregation`` if valid, else raise ``ValueError`` listing the valid ones."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(
+            f"unknown aggregation {aggregation!r}; choose one of {', '.join(AGGREGATIONS)}"
+        )
+    return aggregation
+
+
+def parse_tasks(tasks: str | Iterable[str]) -> list[str]:
+    """``"all"`` -> every task; ``"sts12,stsb"`` or a list -> those tasks (validated)."""
+    if isinstance(tasks, str):
+        tasks = list(STS_TASKS) if tasks.strip().lower() == "all" else tasks.split(",")
+    names = [check_task(t) for t in tasks if str(t).strip()]
+    if not names:
+        raise ValueError(f"no task given; choose from {', '.join(STS_TASKS)} or 'all'")
+    return list(dict.fromkeys(names))
+
+
+def correlations(predicted: np.ndarray, gold: np.ndarray) -> tuple[float, float]:
+    """(Spearman x100, Pearson x100) between predictions and gold scores."""
+    if len(predicted) < 2:
+        raise ValueError("a correlation needs at least 2 pairs")
+    return 100.0 * float(spearmanr(predicted, gold)[0]), 100.0 * float(pearsonr(predicted, gold)[0])
+
+
+def score_pairs(data: STSData, predicted: np.ndarray) -> dict[str, Any]:
+    """Correlations of ``predicted`` similarities with ``data.scores``, per subset and aggregated.
+
+    Returns the JSON block of one task: ``{"spearman": {"all", "mean", "wmean"}, "pearson": {...},
+    "n": ..., "subsets": {name: {"spearman", "pearson", "n"}}}``.
+    """
+    subsets = np.asarray(data.subsets)
+    per_subset: dict[str, dict[str, float | int]] = {}
+    for name in data.subset_names:
+        mask = subsets == name
+        rho, r = correlations(predicted[mask], data.scores[mask])
+        per_subset[name] = {"spearman": rho, "pearson": r, "n": int(mask.sum())}
+    rho_all, r_all = correlations(predicted, data.scores)
+    block: dict[str, Any] = {"spearman": {}, "pearson": {}, "n": len(data), "subsets": per_subset}
+    sizes = np.array([v["n"] for v in per_subset.values()], dtype=np.float64)
+    # From the hub, STS12-16 have no subset labels: mean/wmean cannot be computed honestly.
+    unknown = data.name in STS_YEARS and data.subset_names == ["all"]
+    for metric, overall in (("spearman", rho_all), ("pearson", r_all)):
+        values = np.array([v[metric] for v in per_subset.values()])
+        block[metric]["all"] = overall
+        if data.name not in STS_YEARS:
+            block[metric]["mean"] = block[metric]["wmean"] = overall
+        elif unknown:
+            block[metric]["mean"] = block[metric]["wmean"] = float("nan")
+        else:
+            block[metric]["mean"] = float(values.mean())
+            block[metric]["wmean"] = float((values * sizes).sum() / sizes.sum())
+    return block
+
+
+def predict_similarity(
+    encoder: Any, data: STSData, batch_size: int = 64, show_progress: bool | None = None
+) -> np.ndarray:
+    """:math:`\\cos(u, v)` for every pair, encoding each distinct sentence once."""
+    unique = list(dict.fromkeys([*data.sentences1, *data.sentences2]))
+    position = {s: i for i, s in enumerate(unique)}
+    emb = encoder.encode(unique, batch_size=batch_size, show_progress=show_progress)
+    u = emb[[position[s] for s in data.sentences1]]
+    v = emb[[position[s] for s in data.sentences2]]
+    return paired_cosine(u, v)
+
+
+def evaluate_sts_details(
+    encoder: Any,
+    tasks: str | Sequence[str] = "all",
+    split: str = "test",
+    variant: str = "raw",
+    batch_size: int = 64,
+    show_progress: bool | None = None,
+) -> dict[str, Any]:
+    """Evaluate on STS tasks; return ``{"results": {task: block}, "files": [...], "sources": {...}}``.
+
+    ``block`` is described in :func:`score_pairs`; this is the structure the CLI writes as JSON.
+    """
+    from tqdm.auto import tqdm
+
+    names = parse_tasks(tasks)
+    results: dict[str, Any] = {}
+    files: list[str] = []
+    sources: dict[str, str] = {}
+    for task in tqdm(names, desc="STS tasks", disable=show_progress is False or len(names) < 2):
+        data = load_sts(task, split=split if task in ("stsb", "sickr") else "test", variant=variant)
+        predicted = predict_similarity(
+            encoder, data, batch_size=batch_size, show_progress=show_progress
+        )
+        results[task] = score_pairs(data, predicted)
+        files.extend(str(f) for f in data.files)
+        sources[task] = data.source
+    return {"results": results, "files": files, "sources": sources}
+
+
+def results_table(results: dict[str, Any], aggregation: str = "all") -> pd.DataFrame:
+    """A tidy table (one row a task) of one aggregation, plus an ``avg`` row when several tasks."""
+    check_aggregation(aggregation)
+    rows = [
+        {
+            "task": DISPLAY_NAMES.get(task, task),
+            "aggregation": aggregation,
+            "spearman": block["spearman"][aggregation],
+            "pearson": block["pearson"][aggregation],
+            "n": block["n"],
+            "subsets": len(block["subsets"]),
+        }
+        for task, block in results.items()
+    ]
+    table = pd.DataFrame(rows)
+    if len(rows) > 1:
+        table.loc[len(table)] = {
+            "task": "avg",
+            "aggregation": aggregation,
+            "spearman": table["spearman"].mean(),
+            "pearson": table["pearson"].mean(),
+            "n": int(table["n"].sum()),
+            "subsets": int(table["subsets"].sum()),
+        }
+    table.attrs["aggregation"] = aggregation
+    table.attrs["note"] = (
+        f"Spearman and Pearson x100 of cosine similarity vs gold; aggregation={aggregation!r}"
+    )
+    return table
+
+
+def aggregations_table(results: dict[str, Any], metric: str = "spearman") -> pd.DataFrame:
+    """One row a task, one column an aggregation (``all``, ``mean``, ``wmean``) of ``metric``."""
+    frame = pd.DataFrame(
+        {DISPLAY_NAMES.get(task, task): block[metric] for task, block in results.items()}
+    ).T[list(AGGREGATIONS)]
+    frame.index.name = "task"
+    frame.attrs["note"] = (
+        f"{metric} x100; 'all' = concatenated subsets, 'mean' / 'wmean' = (weighted) mean of subsets"
+    )
+    return frame
+
+
+def subsets_table(results: dict[str, Any]) -> pd.DataFrame:
+    """Per-subset correlations as a tidy table (task, subset, spearman, pearson, n)."""
+    rows = [
+        {"task": DISPLAY_NAMES.get(task, task), "subset": name, **values}
+        for task, block in results.items()
+        for name, values in block["subsets"].items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def evaluate_sts(
+    encoder: Any,
+    tasks: str | Sequence[str] = "all",
+    aggregation: str = "all",
+    split: str = "test",
+    variant: str = "raw",
+    batch_size: int = 64,
+    show_progress: bool | None = None,
+) -> pd.DataFrame:
+    """Spearman/Pearson x100 of an encoder on STS tasks, as a tidy table.
+
+    Args:
+        encoder: anything with ``encode(list[str], batch_size=..., show_progress=...) -> array``.
+        tasks: ``"all"`` (STS12-16, STSb, SICK-R), a comma-separated string or a list.
+        aggregation: ``"all"``, ``"mean"`` or ``"wmean"`` for multi-subset years (module docstring).
+        split: for STSb and SICK-R (``"train"``, ``"dev"``, ``"test"``); STS12-16 are test-only.
+        variant: STS12-16 text, ``"raw"`` or ``"senteval_tok"``.
+
+    Returns:
+        One row per task (and an ``avg`` row), with the aggregation stated in a column and in
+        ``table.attrs``. ``table.attrs["details"]`` keeps all aggregations and per-subset values,
+        ``table.attrs["provenance"]`` how the numbers were made.
+    """
+    from sbert_tutor.provenance import provenance
+
+    check_aggregation(aggregation)
+    details = evaluate_sts_details(encoder, tasks, split, variant, batch_size, show_progress)
+    table = results_table(details["results"], aggregation)
+    table.attrs["details"] = details["results"]
+    describe = getattr(encoder, "describe", None)
+    table.attrs["provenance"] = provenance(
+        data_files=details["files"],
+        model=describe() if callable(describe) else None,
+        data_sources=details["sources"],
+        split=split,
+        variant=variant,
+    )
+    return table

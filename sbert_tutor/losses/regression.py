@@ -1,0 +1,199 @@
+r"""Regression objectives: fit a similarity between two embeddings to a gold score.
+
+* :func:`cosine_regression` -- the SBERT regression objective (Reimers & Gurevych, 2019):
+  mean squared error between :math:`\cos(u_i, v_i)` and the gold score rescaled to :math:`[0, 1]`.
+* :func:`ce_score_regression` -- the Siamese objective of the "Distance Dilemma" paper:
+  a bi-encoder similarity is regressed onto a cross-encoder's (sigmoid) score.
+
+The module also holds the small shape checks shared by the other loss modules.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+__all__ = ["ce_score_regression", "cosine_regression"]
+
+
+# --------------------------------------------------------------------------- shared checks
+def _shape(x: Tensor) -> str:
+    return "[" + ", ".join(str(s) for s in x.shape) + "]"
+
+
+def _check_tensor(name: str, x: object, ndim: int, what: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape {what}, got {type(x).__name__}.")
+    if x.dim() != ndim:
+        raise ValueError(
+            f"{name} must be a {ndim}-D tensor of shape {what}, got shape {_shape(x)}."
+        )
+    if not x.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype}.")
+
+
+def _check_same_2d(**tensors: Tensor) -> tuple[int, int]:
+    """Check that every tensor is ``[N, d]`` with the same ``N`` and ``d``; return ``(N, d)``."""
+    names = list(tensors)
+    for name in names:
+        _check_tensor(name, tensors[name], 2, "[N, d]")
+    first = names[0]
+    ref = tensors[first]
+    for name in names[1:]:
+        if tensors[name].shape != ref.shape:
+            raise ValueError(
+                f"{first} and {name} must have the same shape [N, d], got "
+                f"{first} {_shape(ref)} and {name} {_shape(tensors[name])}."
+            )
+    if ref.shape[0] == 0:
+        raise ValueError(
+            f"{first} is an empty batch (N = 0); the mean over the batch is undefined."
+        )
+    return ref.shape[0], ref.shape[1]
+
+
+def _check_grouped(name: str, x: Tensor, n: int, d: int, group: str) -> None:
+    """Check that ``x`` is ``[N, group, d]`` for the given ``N`` and ``d``."""
+    what = f"[N, {group}, d] = [{n}, {group}, {d}]"
+    _check_tensor(name, x, 3, what)
+    if x.shape[0] != n or x.shape[2] != d:
+        raise ValueError(f"{name} must have shape {what}, got {_shape(x)}.")
+
+
+def _check_targets(name: str, y: Tensor, n: int) -> Tensor:
+    """Accept per-pair targets of shape ``[N]`` or ``[N, 1]``; return them flattened to ``[N]``."""
+    y = torch.as_tensor(y)
+    if y.shape not in (torch.Size([n]), torch.Size([n, 1])):
+        raise ValueError(f"{name} must have shape [N] = [{n}] (one per pair), got {_shape(y)}.")
+    y = y.reshape(n)
+    if y.is_floating_point() and torch.isnan(y).any():
+        bad = torch.nonzero(torch.isnan(y)).flatten().tolist()
+        raise ValueError(f"{name} contains NaN at positions {bad}; drop or fix those pairs first.")
+    return y
+
+
+# --------------------------------------------------------------------------- losses
+def cosine_regression(
+    u: Tensor,
+    v: Tensor,
+    scores: Tensor,
+    score_range: tuple[float, float] = (0.0, 5.0),
+) -> Tensor:
+    r"""SBERT regression objective: MSE between cosine similarity and the rescaled gold score.
+
+    .. math::
+
+        \hat y_i = \frac{y_i - y_{\min}}{y_{\max} - y_{\min}}, \qquad
+        \mathcal{L} = \frac{1}{N} \sum_{i=1}^{N} \bigl(\cos(u_i, v_i) - \hat y_i\bigr)^2
+
+    where :math:`[y_{\min}, y_{\max}]` is ``score_range`` (``(0, 5)`` for STS benchmark).
+
+    Args:
+        u: Embeddings of the first sentence of each pair.
+        v: Embeddings of the second sentence of each pair.
+        scores: Gold similarity scores :math:`y_i`, inside ``score_range``.
+        score_range: ``(y_min, y_max)`` mapped linearly onto ``[0, 1]``. Pass ``(0.0, 1.0)`` if
+            the scores are already in ``[0, 1]`` (as sentence-transformers'
+            ``CosineSimilarityLoss`` expects).
+
+    Returns:
+        Scalar loss (mean over the batch).
+
+    Inputs:
+        ``u``, ``v``: ``[N, d]``; ``scores``: ``[N]`` (or ``[N, 1]``).
+
+    Raises:
+        ValueError: shape mismatch, NaN scores, scores outside ``score_range``, or an empty range.
+
+    Reference:
+        Reimers & Gurevych (2019), "Sentence-BERT: Sentence Embeddings using Siamese
+        BERT-Networks", Sec. 3 (regression objective function).
+
+    Example:
+        >>> u = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+        >>> v = torch.tensor([[1.0, 0.0], [0.0, 1.0]])  # cos = 1 and cos = 0
+        >>> cosine_regression(u, v, torch.tensor([5.0, 0.0]))  # perfect fit
+        tensor(0.)
+        >>> cosine_regression(u, v, torch.tensor([2.5, 2.5]))  # (0.5^2 + 0.5^2) / 2
+        tensor(0.2500)
+    """
+    n, _ = _check_same_2d(u=u, v=v)
+    lo, hi = float(score_range[0]), float(score_range[1])
+    if not hi > lo:
+        raise ValueError(f"score_range must be (low, high) with low < high, got {score_range}.")
+    scores = _check_targets("scores", scores, n)
+    if not scores.is_floating_point():
+        scores = scores.to(u.dtype)
+    outside = (scores < lo) | (scores > hi)
+    if outside.any():
+        raise ValueError(
+            f"scores must lie in score_range=({lo:g}, {hi:g}), but got values from "
+            f"{scores.min().item():g} to {scores.max().item():g}. If your scores are already in "
+            f"[0, 1], pass score_range=(0.0, 1.0); for STS-B use (0.0, 5.0)."
+        )
+    target = ((scores - lo) / (hi - lo)).to(device=u.device, dtype=u.dtype)
+    cos = F.cosine_similarity(u, v, dim=-1)
+    return F.mse_loss(cos, target)
+
+
+def ce_score_regression(
+    q: Tensor,
+    d: Tensor,
+    ce_logits: Tensor,
+    similarity: str = "cosine",
+) -> Tensor:
+    r"""Siamese objective of the "Distance Dilemma" paper: regress a bi-encoder score onto a
+    cross-encoder's score.
+
+    With the cross-encoder's probability :math:`y_i = \sigma(z_i)` for the logit :math:`z_i`:
+
+    .. math::
+
+        \text{cosine:}\quad \mathcal{L} = \frac{1}{N}\sum_{i=1}^{N}
+            \bigl(y_i - \operatorname{ReLU}(\cos(q_i, d_i))\bigr)^2
+
+        \text{euclidean:}\quad \mathcal{L} = \frac{1}{N}\sum_{i=1}^{N}
+            \bigl(1 - y_i - \lVert q_i - d_i \rVert_2\bigr)^2
+
+    i.e. a relevant pair (:math:`y_i \to 1`) should have cosine close to 1, or distance close to 0.
+
+    Args:
+        q: Query embeddings.
+        d: Document (passage) embeddings, one per query.
+        ce_logits: Raw cross-encoder logits :math:`z_i` for the pairs (the sigmoid is applied
+            here). They are targets: pass them detached (e.g. from a frozen teacher).
+        similarity: ``"cosine"`` or ``"euclidean"``.
+
+    Returns:
+        Scalar loss (mean over the batch).
+
+    Inputs:
+        ``q``, ``d``: ``[N, d]``; ``ce_logits``: ``[N]`` (or ``[N, 1]``, a cross-encoder's usual
+        output).
+
+    Raises:
+        ValueError: shape mismatch, NaN logits, or an unknown ``similarity``.
+
+    Reference:
+        "The Distance Dilemma" -- Siamese vs. Triplet SBERT for information retrieval
+        (Siamese objective with cross-encoder labels).
+
+    Example:
+        >>> q = torch.tensor([[1.0, 0.0]])
+        >>> d = torch.tensor([[1.0, 0.0]])  # cos = 1, distance = 0
+        >>> ce_score_regression(q, d, torch.tensor([0.0]))  # y = 0.5: (0.5 - 1)^2
+        tensor(0.2500)
+        >>> ce_score_regression(q, d, torch.tensor([0.0]), similarity="euclidean")  # (1 - 0.5 - 0)^2
+        tensor(0.2500)
+    """
+    n, _ = _check_same_2d(q=q, d=d)
+    if similarity not in ("cosine", "euclidean"):
+        raise ValueError(f"similarity must be 'cosine' or 'euclidean', got {similarity!r}.")
+    ce_logits = _check_targets("ce_logits", ce_logits, n)
+    y = torch.sigmoid(ce_logits.to(device=q.device, dtype=q.dtype))
+    if similarity == "cosine":
+        pred = F.relu(F.cosine_similarity(q, d, dim=-1))
+        return ((y - pred) ** 2).mean()
+    dist = torch.linalg.vector_norm(q - d, dim=-1)
+    return ((1.0 - y - dist) ** 2).mean()

@@ -1,0 +1,89 @@
+r"""Triplet objective: the positive must be closer to the anchor than the negative, by a margin."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from sbert_tutor.losses.regression import _check_same_2d
+
+__all__ = ["TRIPLET_DISTANCES", "pairwise_distance", "triplet"]
+
+#: The distances :func:`triplet` accepts.
+TRIPLET_DISTANCES: tuple[str, ...] = ("euclidean", "cosine")
+
+
+def pairwise_distance(x: Tensor, y: Tensor, distance: str = "euclidean") -> Tensor:
+    r"""Row-wise distance :math:`\delta(x_i, y_i)`.
+
+    ``"euclidean"``: :math:`\lVert x_i - y_i \rVert_2`; ``"cosine"``: :math:`1 - \cos(x_i, y_i)`.
+
+    Inputs:
+        ``x``, ``y``: ``[N, d]``. Returns ``[N]``.
+
+    Example:
+        >>> pairwise_distance(torch.tensor([[0.0, 0.0]]), torch.tensor([[3.0, 4.0]]))
+        tensor([5.])
+    """
+    if distance == "euclidean":
+        return torch.linalg.vector_norm(x - y, dim=-1)
+    if distance == "cosine":
+        return 1.0 - F.cosine_similarity(x, y, dim=-1)
+    raise ValueError(f"distance must be one of {list(TRIPLET_DISTANCES)}, got {distance!r}.")
+
+
+def triplet(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    distance: str = "euclidean",
+    margin: float = 5.0,
+) -> Tensor:
+    r"""SBERT triplet objective (hinge on the distance gap).
+
+    .. math::
+
+        \mathcal{L} = \frac{1}{N} \sum_{i=1}^{N}
+            \max\bigl(\delta(a_i, p_i) - \delta(a_i, n_i) + \varepsilon,\ 0\bigr)
+
+    with :math:`\delta(x, y) = \lVert x - y \rVert_2` (``"euclidean"``) or
+    :math:`\delta(x, y) = 1 - \cos(x, y)` (``"cosine"``), and margin :math:`\varepsilon`.
+
+    Args:
+        anchor: Anchor embeddings :math:`a_i`.
+        positive: Positive embeddings :math:`p_i` (should be close to the anchor).
+        negative: Negative embeddings :math:`n_i` (should be far from the anchor).
+        distance: ``"euclidean"`` or ``"cosine"``.
+        margin: :math:`\varepsilon`. The default 5.0 is sentence-transformers' ``TripletLoss``
+            default; the SBERT paper used :math:`\varepsilon = 1` with Euclidean distance. With
+            ``"cosine"`` the distance gap lies in :math:`[-2, 2]`, so use a margin well below 2.
+
+    Returns:
+        Scalar loss (mean over the batch).
+
+    Inputs:
+        ``anchor``, ``positive``, ``negative``: ``[N, d]``.
+
+    Raises:
+        ValueError: shape mismatch or unknown ``distance``.
+
+    Reference:
+        Reimers & Gurevych (2019), "Sentence-BERT", Sec. 3 (triplet objective function);
+        Schroff et al. (2015), "FaceNet".
+
+    Example:
+        >>> a = torch.tensor([[0.0, 0.0]])
+        >>> p = torch.tensor([[1.0, 0.0]])  # distance 1
+        >>> n = torch.tensor([[3.0, 4.0]])  # distance 5
+        >>> triplet(a, p, n, margin=1.0)  # max(1 - 5 + 1, 0)
+        tensor(0.)
+        >>> triplet(a, p, n, margin=5.0)  # max(1 - 5 + 5, 0)
+        tensor(1.)
+    """
+    _check_same_2d(anchor=anchor, positive=positive, negative=negative)
+    if distance not in TRIPLET_DISTANCES:
+        raise ValueError(f"distance must be one of {list(TRIPLET_DISTANCES)}, got {distance!r}.")
+    d_pos = pairwise_distance(anchor, positive, distance)
+    d_neg = pairwise_distance(anchor, negative, distance)
+    return F.relu(d_pos - d_neg + margin).mean()

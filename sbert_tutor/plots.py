@@ -1,0 +1,112 @@
+"""Figures the chapters show. Each function takes computed results and returns the matplotlib axes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+_SECONDS = {"1 s": 1, "1 min": 60, "1 h": 3600, "1 day": 86400, "1 year": 365 * 86400}
+
+
+def _axes(ax=None, figsize=(7, 4)):
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def plot_cost_curves(table: pd.DataFrame, claim: Mapping[str, float] | None = None, ax=None):
+    """Seconds to find the most similar pair vs collection size, log-log (book chapter 2)."""
+    ax = _axes(ax)
+    ax.loglog(table["n"], table["cross_encoder_s"], "o-", label="cross-encoder (this machine)")
+    ax.loglog(table["n"], table["bi_encoder_s"], "s-", label="bi-encoder / SBERT (this machine)")
+    for text, seconds in _SECONDS.items():
+        ax.axhline(seconds, color="grey", lw=0.5, ls=":")
+        ax.text(table["n"].min(), seconds * 1.15, text, color="grey", fontsize=8)
+    if claim:
+        ax.loglog(
+            [claim["n"]],
+            [claim["cross_encoder_hours"] * 3600],
+            "r*",
+            ms=12,
+            label="paper: BERT, 65 h (V100)",
+        )
+        ax.loglog(
+            [claim["n"]], [claim["sbert_seconds"]], "g*", ms=12, label="paper: SBERT, 5 s (V100)"
+        )
+    ax.set_xlabel("number of sentences n")
+    ax.set_ylabel("seconds to find the most similar pair")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_pooling(table: pd.DataFrame, ax=None):
+    """Spearman by pooling mode, anisotropy annotated on each bar (book chapter 3)."""
+    ax = _axes(ax, figsize=(5, 3.5))
+    bars = ax.bar(table["pooling"], table["spearman"], color=["C0", "C1", "C2"][: len(table)])
+    for bar, a in zip(bars, table["anisotropy"], strict=False):
+        ax.text(
+            bar.get_x() + bar.get_width() / 2,
+            bar.get_height() + 0.5,
+            f"anisotropy {a:.2f}",
+            ha="center",
+            fontsize=8,
+        )
+    ax.set_ylabel("Spearman x100")
+    ax.set_ylim(0, max(100, float(table["spearman"].max()) + 10))
+    return ax
+
+
+def plot_cosine_histograms(groups: Mapping[str, np.ndarray], ax=None, bins: int = 40):
+    """Overlaid histograms of cosine similarities, one per named group."""
+    ax = _axes(ax)
+    for name, values in groups.items():
+        ax.hist(
+            values,
+            bins=bins,
+            range=(-0.2, 1.0),
+            alpha=0.5,
+            density=True,
+            label=f"{name} (mean {np.mean(values):.2f})",
+        )
+    ax.set_xlabel("cosine similarity")
+    ax.set_ylabel("density")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_sts_tasks(table: pd.DataFrame, published: pd.DataFrame | None = None, ax=None):
+    """Our per-task Spearman beside published rows (labelled)."""
+    ax = _axes(ax, figsize=(8, 4))
+    ours = table[table["task"] != "avg"]
+    x = np.arange(len(ours))
+    rows = {"this run": ours["spearman"].to_numpy()}
+    if published is not None:
+        for name, row in published.iterrows():
+            rows[f"{name} (published)"] = row[
+                [c for c in published.columns if c != "avg"]
+            ].to_numpy(dtype=float)
+    width = 0.8 / len(rows)
+    for k, (name, values) in enumerate(rows.items()):
+        ax.bar(x + k * width - 0.4 + width / 2, values, width, label=name)
+    ax.set_xticks(x, ours["task"])
+    ax.set_ylabel("Spearman x100")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_similarity_matrix(matrix: np.ndarray, labels: list[str], ax=None):
+    """A heatmap of pairwise cosine similarities with the sentences as labels."""
+    ax = _axes(ax, figsize=(6, 5))
+    image = ax.imshow(matrix, vmin=-0.1, vmax=1.0, cmap="viridis")
+    short = [s if len(s) <= 40 else s[:37] + "..." for s in labels]
+    ax.set_xticks(range(len(labels)), short, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(len(labels)), short, fontsize=8)
+    for i in range(len(labels)):
+        for j in range(len(labels)):
+            ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=7, color="w")
+    ax.figure.colorbar(image, ax=ax, label="cosine")
+    return ax

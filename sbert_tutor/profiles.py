@@ -1,0 +1,75 @@
+"""Quick and full profiles: one code path, two sizes.
+
+* ``quick``: CPU, small *real* subsets, a few minutes a chapter. CI and the book build use it.
+  Its numbers are labelled "quick" everywhere and are never presented as paper reproductions.
+* ``full``: GPU, paper-scale data and epochs.
+
+The profile is ``SBERT_TUTOR_PROFILE`` when set, else ``full`` when CUDA is available, else ``quick``.
+Sizes live in :data:`SIZES` (name -> (quick, full)), so a chapter asks ``profile["cost_pairs"]``
+instead of hard-coding a number.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from sbert_tutor.settings import PROFILE_ENV
+
+PROFILES = ("quick", "full")
+
+#: name -> (quick value, full value). Chapters and CLIs read sizes from here.
+SIZES: dict[str, tuple[Any, Any]] = {
+    # chapter 2, the cost of cross-encoders
+    "cost_pairs": (192, 4096),
+    "cost_sentences": (512, 20000),
+    "cost_batch_size": (32, 128),
+    # chapter 3, pooling comparison on STSb test (pairs; None = all)
+    "pooling_pairs": (None, None),
+    "anisotropy_pairs": (2000, 20000),
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named size preset. ``profile[key]`` returns the size for this profile."""
+
+    name: str
+    reason: str
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in SIZES:
+            raise KeyError(f"no size {key!r}; known: {', '.join(sorted(SIZES))}")
+        quick, full = SIZES[key]
+        return quick if self.name == "quick" else full
+
+    @property
+    def is_quick(self) -> bool:
+        return self.name == "quick"
+
+    @property
+    def label(self) -> str:
+        """How results of this profile are labelled in tables and plots."""
+        return "quick (CPU, small subsets; not a paper reproduction)" if self.is_quick else "full"
+
+
+def get_profile(name: str | None = None) -> Profile:
+    """Resolve the profile: explicit ``name`` > ``SBERT_TUTOR_PROFILE`` > CUDA present -> full."""
+    if name is None:
+        env = os.environ.get(PROFILE_ENV, "").strip().lower()
+        if env:
+            name, reason = env, f"{PROFILE_ENV}={env}"
+        else:
+            import torch
+
+            cuda = torch.cuda.is_available()
+            name = "full" if cuda else "quick"
+            reason = "CUDA is available" if cuda else "no CUDA device"
+    else:
+        reason = "chosen explicitly"
+    if name not in PROFILES:
+        raise ValueError(
+            f"unknown profile {name!r}; choose one of {', '.join(PROFILES)} (via {PROFILE_ENV})"
+        )
+    return Profile(name, reason)

