@@ -1,0 +1,52 @@
+"""``sbert-tutor eval-sts``: Spearman/Pearson of cosine similarity on STS tasks."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
+
+
+def run(args: argparse.Namespace) -> int:
+    from sbert_tutor.evaluation.sts import evaluate_sts
+
+    encoder = load_encoder(args)
+    table = evaluate_sts(
+        encoder,
+        tasks=args.tasks,
+        aggregation=args.aggregation,
+        split=args.split,
+        variant=args.variant,
+        batch_size=args.batch_size,
+    )
+    print(table.attrs["note"])
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    if args.json:
+        payload = {
+            "model": args.model,
+            "aggregation": args.aggregation,
+            "results": table.attrs["details"],
+            "provenance": {**table.attrs["provenance"], "command": sys.argv},
+        }
+        print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("eval-sts", help="Spearman/Pearson of cosine similarity on STS tasks")
+    add_model_options(parser)
+    parser.add_argument(
+        "--tasks", default="all", help="all, or comma-separated: sts12..sts16, stsb, sickr"
+    )
+    parser.add_argument("--aggregation", default="all", choices=("all", "mean", "wmean"))
+    parser.add_argument(
+        "--split", default="test", choices=("train", "dev", "test"), help="for stsb/sickr"
+    )
+    parser.add_argument(
+        "--variant", default="raw", choices=("raw", "senteval_tok"), help="STS12-16 text"
+    )
+    parser.add_argument(
+        "--json", default=None, help="write the full results (all aggregations, subsets) here"
+    )
+    parser.set_defaults(func=run)
