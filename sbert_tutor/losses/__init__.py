@@ -36,11 +36,7 @@ from sbert_tutor.losses.ranking import (
     supmpn,
 )
 from sbert_tutor.losses.regression import ce_score_regression, cosine_regression
-
-# Keep this import last: it rebinds the package attribute ``triplet`` from the submodule
-# ``sbert_tutor.losses.triplet`` to the function, so ``losses.triplet(a, p, n)`` works. (To get the
-# submodule itself, use ``importlib.import_module("sbert_tutor.losses.triplet")``.)
-from sbert_tutor.losses.triplet import TRIPLET_DISTANCES, pairwise_distance, triplet
+from sbert_tutor.losses.triplet_margin import TRIPLET_DISTANCES, pairwise_distance, triplet
 
 __all__ = [
     "DEFAULT_FEATURES",

@@ -18,7 +18,7 @@ from sbert_tutor.losses.classification import (
 )
 from sbert_tutor.losses.ranking import in_batch_contrastive, multiple_negatives_ranking, supmpn
 from sbert_tutor.losses.regression import ce_score_regression, cosine_regression
-from sbert_tutor.losses.triplet import TRIPLET_DISTANCES, triplet
+from sbert_tutor.losses.triplet_margin import TRIPLET_DISTANCES, triplet
 
 __all__ = [
     "CEScoreRegressionLoss",
