@@ -152,14 +152,14 @@ def compare_with_paper(rates: CostRates, hardware: str) -> pd.DataFrame:
     rows = [
         {
             "method": "cross-encoder (BERT on every pair)",
-            "paper (V100, published)": humanize_seconds(PAPER_CLAIM["cross_encoder_hours"] * 3600),
+            "paper (V100, published)": f"{PAPER_CLAIM['cross_encoder_hours']:g} h",
             f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
                 ours["cross_encoder_s"]
             ),
         },
         {
             "method": "bi-encoder (SBERT: encode + cosine)",
-            "paper (V100, published)": humanize_seconds(PAPER_CLAIM["sbert_seconds"]),
+            "paper (V100, published)": f"{PAPER_CLAIM['sbert_seconds']:g} s",
             f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
                 ours["bi_encoder_s"]
             ),
