@@ -43,7 +43,7 @@ def load_sentences(n_sts: int, n_passages: int, seed: int = 0) -> tuple[list[str
         for i, row in enumerate(read_tsv(corpus)):
             if i >= n_passages:
                 break
-            sentences.append(row["text"])
+            sentences.append(row["passage"])
     random.Random(seed).shuffle(sentences)
     return sentences, files
 
