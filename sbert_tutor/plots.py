@@ -110,3 +110,48 @@ def plot_similarity_matrix(matrix: np.ndarray, labels: list[str], ax=None):
             ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=7, color="w")
     ax.figure.colorbar(image, ax=ax, label="cosine")
     return ax
+
+
+def plot_metrics_vs_k(
+    table: pd.DataFrame, metrics: list[str] | tuple[str, ...] | None = None, ax=None
+):
+    """Each retrieval measure as a function of the cutoff k (book chapter 4).
+
+    ``table``: one row a measure, one column a cutoff, as returned by
+    :func:`sbert_tutor.evaluation.retrieval.evaluate_retrieval`. The k axis is logarithmic.
+    """
+    ax = _axes(ax)
+    ks = np.asarray(table.columns, dtype=float)
+    for name in metrics or list(table.index):
+        ax.plot(
+            ks,
+            table.loc[name].to_numpy(dtype=float),
+            marker="." if len(ks) < 30 else None,
+            label=name,
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("cutoff k")
+    ax.set_ylabel("value (fraction)")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    ax.legend(fontsize=8, ncol=2)
+    return ax
+
+
+def plot_first_relevant_rank(ranks: pd.Series, top_k: int = 10, ax=None, label: str | None = None):
+    """How many queries find their first relevant passage at rank 1, 2, ..., ``top_k`` or later.
+
+    ``ranks``: :func:`sbert_tutor.evaluation.retrieval.first_relevant_ranks` (NaN = not
+    retrieved). The last bar counts queries with no relevant passage in the top ``top_k``.
+    """
+    ax = _axes(ax, figsize=(7, 3.5))
+    values = ranks.to_numpy(dtype=float)
+    counts = [int(np.sum(values == r)) for r in range(1, top_k + 1)]
+    counts.append(int(np.sum(np.isnan(values) | (values > top_k))))
+    labels = [str(r) for r in range(1, top_k + 1)] + [f">{top_k}"]
+    ax.bar(labels, counts, color=["C0"] * top_k + ["C3"], label=label)
+    ax.set_xlabel("rank of the first relevant passage")
+    ax.set_ylabel("queries")
+    if label:
+        ax.legend(fontsize=8)
+    return ax

@@ -28,6 +28,23 @@ SIZES: dict[str, tuple[Any, Any]] = {
     # chapter 3, pooling comparison on STSb test (pairs; None = all)
     "pooling_pairs": (None, None),
     "anisotropy_pairs": (2000, 20000),
+    # chapter 4, retrieval metrics vs k: dev-subset queries (+ their BM25 top-20s), TREC DL19
+    # queries (+ their judged passages) and random other corpus_mini passages (None = all)
+    "metrics_curve_queries": (100, None),
+    "metrics_curve_dl19_queries": (10, None),
+    "metrics_curve_random_passages": (0, None),
+    # chapter 5, MS MARCO: the corpus ("mini" = corpus_mini.tsv, "full" = 8.8M from the hub)
+    # and the datasets evaluated on it
+    "msmarco_corpus": ("mini", "full"),
+    "msmarco_datasets": (("msmarco-dev-subset", "trec-dl19"), ("msmarco-dev", "trec-dl19")),
+    # training (sbert_tutor.training): optimizer steps per run (None = full epochs), training
+    # examples drawn with the seed (None = all), batch sizes (SBERT's 16; ranking losses such as
+    # MNRL gain from bigger batches) and how often to evaluate on STSb dev
+    "train_max_steps": (100, None),
+    "train_examples": (2000, None),
+    "train_batch_size": (16, 16),
+    "train_batch_size_ranking": (16, 64),
+    "train_eval_steps": (50, 1000),
 }
 
 

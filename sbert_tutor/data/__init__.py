@@ -1,6 +1,34 @@
 """Data loaders: plain typed records from a local folder (``SBERT_TUTOR_DATA``) or the hub."""
 
 from sbert_tutor.data._files import DataNotFoundError
+from sbert_tutor.data.nli import (
+    NLI_LABELS,
+    NLI_TASKS,
+    NLIData,
+    as_nli,
+    entailment_pairs,
+    labelled_pairs,
+    load_nli,
+    load_nli_train,
+    nli_triplets,
+    supmpn_groups,
+)
 from sbert_tutor.data.sts import HUB_DATASETS, STS_TASKS, STSData, check_task, load_sts
 
 __all__ = ["DataNotFoundError", "HUB_DATASETS", "STS_TASKS", "STSData", "check_task", "load_sts"]
+__all__ += ["NLI_LABELS", "NLI_TASKS", "NLIData", "as_nli", "entailment_pairs", "labelled_pairs"]
+__all__ += ["load_nli", "load_nli_train", "nli_triplets", "supmpn_groups"]
+from sbert_tutor.data.msmarco import DATASETS as MSMARCO_DATASETS  # noqa: E402
+from sbert_tutor.data.msmarco import (  # noqa: E402
+    MSMarcoData,
+    StreamedCorpus,
+    Triple,
+    check_msmarco_dataset,
+    load_bm25_candidates,
+    load_msmarco,
+    load_train_triples,
+    sample_msmarco,
+)
+
+__all__ += ["MSMARCO_DATASETS", "MSMarcoData", "StreamedCorpus", "Triple", "check_msmarco_dataset"]
+__all__ += ["load_bm25_candidates", "load_msmarco", "load_train_triples", "sample_msmarco"]

@@ -8,3 +8,6 @@ from sbert_tutor.evaluation.sts import (
 )
 
 __all__ = ["AGGREGATIONS", "evaluate_sts", "evaluate_sts_details", "results_table"]
+from sbert_tutor.evaluation.retrieval import evaluate_msmarco, evaluate_retrieval  # noqa: E402
+
+__all__ += ["evaluate_msmarco", "evaluate_retrieval"]

@@ -1,0 +1,194 @@
+"""Data parallel for real: 2 CPU processes on the gloo backend against 1 process.
+
+* the loss of in-batch-negative objectives with embeddings gathered across processes equals the
+  single-process loss on the concatenated batch, and the gradients reaching each process's own
+  embeddings are the world size times the single-process gradient (DDP's average undoes that);
+* 2-process training (batch 4 each) ends with the parameters of 1-process training (batch 8);
+* sharded encoding returns what one process's ``encode`` returns.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+WORLD = 2
+STEPS = 4
+
+
+def _init(rank: int, rendezvous: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=WORLD)
+
+
+def _tiny_encoder(tokenizer_path: str):
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from sbert_tutor import SentenceEncoder
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,  # dropout noise differs per process
+    )
+    model = BertModel(config)
+    return SentenceEncoder(
+        model, AutoTokenizer.from_pretrained(tokenizer_path), normalize=False, max_seq_length=32
+    )
+
+
+def _pairs() -> list[tuple[str, str]]:
+    topics = [
+        "football match goal",
+        "stock market shares",
+        "cooking pasta sauce",
+        "rain storm weather",
+    ]
+    return [
+        (f"{topics[i % 4]} story {i}", f"news about {topics[i % 4]} number {i}") for i in range(32)
+    ]
+
+
+def _scored_pairs() -> list[tuple[str, str, float]]:
+    return [(a, b, float(i % 6)) for i, (a, b) in enumerate(_pairs())]
+
+
+def _train(loss: str, batch_size: int, tokenizer_path: str):
+    from sbert_tutor.training import Trainer, TrainingConfig, make_objective
+
+    encoder = _tiny_encoder(tokenizer_path)
+    options = {"score_range": (0.0, 5.0)} if loss == "cosine" else {}
+    objective = make_objective(loss, encoder.embedding_dim, **options)
+    data = _scored_pairs() if loss == "cosine" else _pairs()
+    config = TrainingConfig(
+        batch_size=batch_size,
+        lr=1e-3,
+        max_steps=STEPS,
+        seed=3,
+        show_progress=False,
+        warmup_ratio=0.0,
+    )
+    trainer = Trainer(encoder, objective, data, config)
+    record = trainer.train()
+    return encoder, record
+
+
+def _loss_worker(rank: int, rendezvous: str, out: str) -> None:
+    _init(rank, rendezvous)
+    from sbert_tutor.distributed import gather_with_grad
+    from sbert_tutor.losses import in_batch_contrastive, multiple_negatives_ranking, supmpn
+
+    g = torch.Generator().manual_seed(0)
+    a, p = (torch.randn(8, 6, generator=g, dtype=torch.float64) for _ in range(2))
+    pp, nn_ = (
+        torch.randn(8, 3, 6, generator=g, dtype=torch.float64),
+        torch.randn(8, 2, 6, generator=g, dtype=torch.float64),
+    )
+    local = slice(rank * 4, rank * 4 + 4)
+    results = {}
+    cases = {
+        "mnrl": (lambda x, y: multiple_negatives_ranking(x, y, scale=20.0), (a, p)),
+        "mnrl_hard": (lambda x, y, z: multiple_negatives_ranking(x, y, z), (a, p, nn_)),
+        "supmpn": (lambda x, y, z: supmpn(x, y, z, temperature=0.05), (a, pp, nn_)),
+        "contrastive": (lambda x, y: in_batch_contrastive(x, y, temperature=0.05), (a, p)),
+    }
+    for name, (fn, tensors) in cases.items():
+        mine = [t[local].clone().requires_grad_() for t in tensors]
+        loss = fn(*[gather_with_grad(t) for t in mine])
+        loss.backward()
+        full = [t.clone().requires_grad_() for t in tensors]
+        ref = fn(*full)
+        ref.backward()
+        grad_error = max(
+            float((m.grad - WORLD * f.grad[local]).abs().max())
+            for m, f in zip(mine, full, strict=True)
+        )
+        results[name] = (float(loss.detach()), float(ref.detach()), grad_error)
+    torch.save(results, f"{out}.{rank}")
+    dist.destroy_process_group()
+
+
+def _train_worker(rank: int, rendezvous: str, out: str, loss: str, tokenizer_path: str) -> None:
+    _init(rank, rendezvous)
+    encoder, record = _train(loss, batch_size=4, tokenizer_path=tokenizer_path)
+    torch.save(
+        {"params": encoder.state_dict(), "losses": [s["loss"] for s in record.steps]},
+        f"{out}.{rank}",
+    )
+    dist.destroy_process_group()
+
+
+def _encode_worker(rank: int, rendezvous: str, out: str, tokenizer_path: str) -> None:
+    _init(rank, rendezvous)
+    from sbert_tutor.distributed import encode_sharded
+
+    encoder = _tiny_encoder(tokenizer_path).eval()
+    sentences = [f"sentence {i} " + "word " * (i % 7) for i in range(11)]
+    torch.save(encode_sharded(encoder, sentences, batch_size=3), f"{out}.{rank}")
+    dist.destroy_process_group()
+
+
+def _spawn(worker, *args) -> list:
+    with tempfile.TemporaryDirectory() as tmp:
+        rendezvous, out = os.path.join(tmp, "rendezvous"), os.path.join(tmp, "out")
+        mp.spawn(worker, args=(rendezvous, out, *args), nprocs=WORLD, join=True)
+        return [torch.load(f"{out}.{r}", weights_only=False) for r in range(WORLD)]
+
+
+def test_gathered_loss_equals_single_process_loss():
+    for results in _spawn(_loss_worker):
+        for name, (loss, ref, grad_error) in results.items():
+            assert loss == pytest.approx(ref, abs=1e-5), name
+            assert grad_error < 1e-10, name
+
+
+@pytest.mark.parametrize("loss", ["mnrl", "cosine"])
+def test_two_processes_train_like_one(minilm_path, loss):
+    single, single_record = _train(loss, batch_size=4 * WORLD, tokenizer_path=str(minilm_path))
+    runs = _spawn(_train_worker, loss, str(minilm_path))
+    reference = single.state_dict()
+    moved = max(
+        float((reference[k] - _tiny_encoder(str(minilm_path)).state_dict()[k]).abs().max())
+        for k in reference
+    )
+    assert moved > 1e-3  # training changed the weights, so agreement below is informative
+    for run in runs:
+        worst = max(float((run["params"][k] - reference[k]).abs().max()) for k in reference)
+        assert worst < 1e-4, f"{loss}: parameters differ by {worst}"
+    if loss == "mnrl":  # the global in-batch loss is the same number on every process
+        single_losses = [s["loss"] for s in single_record.steps]
+        for run in runs:
+            assert run["losses"] == pytest.approx(single_losses, abs=1e-5)
+
+
+def test_encode_sharded_matches_encode(minilm_path):
+    outputs = _spawn(_encode_worker, str(minilm_path))
+    encoder = _tiny_encoder(str(minilm_path)).eval()
+    sentences = [f"sentence {i} " + "word " * (i % 7) for i in range(11)]
+    expected = encoder.encode(sentences, batch_size=3)
+    for out in outputs:
+        assert out.shape == expected.shape
+        assert float(abs(out - expected).max()) < 1e-5
+
+
+def test_single_process_helpers_are_identity():
+    from sbert_tutor.distributed import gather_with_grad, rank, shard, world_size
+
+    x = torch.randn(3, 2)
+    assert gather_with_grad(x) is x and world_size() == 1 and rank() == 0
+    assert shard([0, 1, 2, 3, 4, 5], process=1, processes=2) == [3, 4, 5]
+
+
+assert Path(__file__).name == "test_distributed.py"
