@@ -192,3 +192,43 @@ def test_single_process_helpers_are_identity():
 
 
 assert Path(__file__).name == "test_distributed.py"
+
+
+def test_torchrun_cli_trains_and_process_zero_writes(minilm_path, tmp_path):
+    """`torchrun -m sbert_tutor.cli train` as the README shows it, with 2 CPU processes."""
+    import json
+    import subprocess
+    import sys
+
+    _tiny_encoder(str(minilm_path)).save(tmp_path / "tiny")
+    lines = "".join(f"{a}\t{b}\n" for a, b in _pairs())
+    (tmp_path / "pairs.tsv").write_text("anchor\tpositive\n" + lines, encoding="utf-8")
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={WORLD}",
+        "-m",
+        "sbert_tutor.cli",
+        "train",
+        "--model",
+        str(tmp_path / "tiny"),
+        "--loss",
+        "mnrl",
+        "--train",
+        str(tmp_path / "pairs.tsv"),
+        "--batch-size",
+        "4",
+        "--max-steps",
+        "3",
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.count("wrote the model") == 1  # process 0 only
+    log = json.loads((tmp_path / "out" / "training_log.json").read_text())
+    assert log["steps_done"] == 3 and log["config"]["batch_size"] == 4

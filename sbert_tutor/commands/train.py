@@ -9,6 +9,7 @@ sbert-tutor train --model NAME_OR_PATH --loss cosine --train stsb --out DIR [--m
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -18,9 +19,19 @@ LOSSES = ("cosine", "softmax", "triplet", "mnrl", "supmpn", "ce", "contrastive")
 LOG_FILE = "training_log.json"
 
 
+def torch_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def run(args: argparse.Namespace) -> int:
+    from sbert_tutor import distributed
     from sbert_tutor.training import TrainingConfig
     from sbert_tutor.training.recipe import fit
+
+    if distributed.init_from_env() and args.device is None and torch_cuda():
+        args.device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}"
 
     config = TrainingConfig(
         epochs=args.epochs,
@@ -51,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
         resume_from=args.resume,
         command=sys.argv,
     )
+    if distributed.rank() != 0:  # under torchrun, process 0 writes the model and the log
+        return 0
     log = {
         "model": args.model,
         **result.log,
