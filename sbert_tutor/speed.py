@@ -1,0 +1,145 @@
+r"""Measuring speed honestly (book chapter: computational efficiency).
+
+Throughput is sentences per second, :math:`n / t`, with :math:`t` the *median* wall time over
+``repeats`` runs. When a reference library is compared, both run in the same process on the same
+sentences with the same thread count, interleaved run by run so that machine noise hits both
+alike, and their outputs are checked to agree.
+
+*Smart batching* (SBERT paper, section 7): sorting inputs by length before batching means each
+batch pads only to its own longest input. For a batch :math:`B` the transformer processes
+:math:`|B| \cdot \max_{i \in B} \ell_i` token positions; sorting makes :math:`\max_{i \in B} \ell_i`
+close to every :math:`\ell_i` of the batch.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+EncodeFn = Callable[[Sequence[str], int], np.ndarray]
+
+
+def median_seconds(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    """Median wall time of ``repeats`` calls of ``fn`` and the last result."""
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
+
+
+def sentence_transformers_reference(model_folder: str, device: str = "cpu") -> EncodeFn | None:
+    """``SentenceTransformer(model_folder).encode`` as an :data:`EncodeFn`; ``None`` if not installed.
+
+    sentence-transformers is not a dependency of this library: it is the reference we compare with.
+    """
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        return None
+    model = SentenceTransformer(model_folder, device=device)
+
+    def encode(sentences: Sequence[str], batch_size: int) -> np.ndarray:
+        return model.encode(list(sentences), batch_size=batch_size, convert_to_numpy=True)
+
+    return encode
+
+
+def encode_throughput(
+    encoder: Any,
+    sentences: Sequence[str],
+    batch_sizes: Sequence[int] = (32, 64, 128),
+    repeats: int = 3,
+    reference: EncodeFn | None = None,
+    reference_name: str = "sentence-transformers",
+) -> pd.DataFrame:
+    """Sentences/s of ``encoder.encode`` with smart batching on and off, and of ``reference``.
+
+    Returns one row per (batch size, variant) with ``sentences_per_s``; rows of the reference also
+    carry ``max_abs_diff``, the largest difference between its embeddings and ours.
+    """
+    encoder.encode(list(sentences[:64]), batch_size=32)  # warm-up
+    if reference is not None:
+        reference(list(sentences[:64]), 32)
+    rows = []
+    for batch_size in batch_sizes:
+        variants: dict[str, Callable[[], np.ndarray]] = {
+            "sbert_tutor (smart batching)": lambda b=batch_size: encoder.encode(
+                sentences, batch_size=b
+            ),
+            "sbert_tutor (input order)": lambda b=batch_size: encoder.encode(
+                sentences, batch_size=b, sort_by_length=False
+            ),
+        }
+        if reference is not None:
+            variants[reference_name] = lambda b=batch_size: reference(sentences, b)
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        outputs: dict[str, np.ndarray] = {}
+        for _ in range(repeats):  # interleaved: noise hits every variant alike
+            for name, fn in variants.items():
+                seconds, outputs[name] = median_seconds(fn, 1)
+                times[name].append(seconds)
+        ours = outputs["sbert_tutor (smart batching)"]
+        for name, values in times.items():
+            row = {
+                "batch_size": batch_size,
+                "variant": name,
+                "sentences_per_s": len(sentences) / statistics.median(values),
+            }
+            if name == reference_name:
+                row["max_abs_diff"] = float(np.abs(outputs[name] - ours).max())
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    table.attrs["n_sentences"] = len(sentences)
+    table.attrs["repeats"] = repeats
+    return table
+
+
+def throughput_ratios(
+    table: pd.DataFrame, reference_name: str = "sentence-transformers"
+) -> pd.DataFrame:
+    """Per batch size: smart-batching speed-up and our throughput relative to the reference."""
+    wide = table.pivot(index="batch_size", columns="variant", values="sentences_per_s")
+    out = pd.DataFrame(index=wide.index)
+    out["smart_batching_speedup"] = (
+        wide["sbert_tutor (smart batching)"] / wide["sbert_tutor (input order)"]
+    )
+    if reference_name in wide:
+        out[f"ours_vs_{reference_name}"] = (
+            wide["sbert_tutor (smart batching)"] / wide[reference_name]
+        )
+    return out
+
+
+def throughput_by_length(
+    encoder: Any,
+    sentences: Sequence[str],
+    bins: Sequence[int] = (0, 16, 32, 64, 128, 512),
+    batch_size: int = 64,
+    repeats: int = 3,
+) -> pd.DataFrame:
+    """Sentences/s for inputs grouped by token count (``bins`` are edges, right-open)."""
+    ids, _ = encoder.token_ids(list(sentences))
+    lengths = np.array([len(x) for x in ids])
+    rows = []
+    for low, high in zip(bins[:-1], bins[1:], strict=True):
+        group = [s for s, n in zip(sentences, lengths, strict=True) if low <= n < high]
+        if len(group) < batch_size:
+            continue
+        seconds, _ = median_seconds(
+            lambda g=group: encoder.encode(g, batch_size=batch_size), repeats
+        )
+        rows.append(
+            {
+                "tokens": f"{low}-{high - 1}",
+                "n": len(group),
+                "sentences_per_s": len(group) / seconds,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,63 @@
+"""The speed-measurement helpers: interleaved timing, output check against a reference, ratios."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from sbert_tutor import SentenceEncoder
+from sbert_tutor.speed import encode_throughput, throughput_by_length, throughput_ratios
+
+
+@pytest.fixture()
+def tiny(tiny_bert):
+    model, tokenizer = tiny_bert
+    return SentenceEncoder(model, tokenizer, max_seq_length=48)
+
+
+SENTENCES = [("word " * (1 + i % 30)).strip() + f" {i}" for i in range(96)]
+
+
+def test_encode_throughput_checks_outputs_against_the_reference(tiny):
+    calls = []
+
+    def reference(sentences, batch_size):
+        calls.append(batch_size)
+        return (
+            tiny.encode(sentences, batch_size=batch_size) + 0.5
+        )  # a deliberately different output
+
+    table = encode_throughput(
+        tiny, SENTENCES, batch_sizes=(16, 32), repeats=2, reference=reference, reference_name="ref"
+    )
+    assert set(table["variant"]) == {
+        "sbert_tutor (smart batching)",
+        "sbert_tutor (input order)",
+        "ref",
+    }
+    assert (table["sentences_per_s"] > 0).all()
+    assert table.loc[table["variant"] == "ref", "max_abs_diff"].tolist() == pytest.approx(
+        [0.5, 0.5], abs=1e-5
+    )
+    assert (
+        calls.count(16) == 2 and calls.count(32) == 2
+    )  # repeats per batch size (plus one warm-up)
+
+
+def test_ratios_hand_worked():
+    table = pd.DataFrame(
+        [
+            {"batch_size": 32, "variant": "sbert_tutor (smart batching)", "sentences_per_s": 300.0},
+            {"batch_size": 32, "variant": "sbert_tutor (input order)", "sentences_per_s": 200.0},
+            {"batch_size": 32, "variant": "sentence-transformers", "sentences_per_s": 250.0},
+        ]
+    )
+    ratios = throughput_ratios(table)
+    assert ratios.loc[32, "smart_batching_speedup"] == pytest.approx(1.5)
+    assert ratios.loc[32, "ours_vs_sentence-transformers"] == pytest.approx(1.2)
+
+
+def test_throughput_by_length_groups_by_tokens(tiny):
+    table = throughput_by_length(tiny, SENTENCES, bins=(0, 8, 16, 64), batch_size=8, repeats=1)
+    assert list(table["tokens"]) == ["0-7", "8-15", "16-63"]
+    assert table["n"].sum() == len(SENTENCES) and (table["sentences_per_s"] > 0).all()
