@@ -155,3 +155,24 @@ def plot_first_relevant_rank(ranks: pd.Series, top_k: int = 10, ax=None, label: 
     if label:
         ax.legend(fontsize=8)
     return ax
+
+
+def plot_throughput(table: pd.DataFrame, ax=None):
+    """Sentences/s vs batch size, one line per variant (book: computational efficiency)."""
+    ax = _axes(ax, figsize=(6, 4))
+    for variant, rows in table.groupby("variant", sort=False):
+        ax.plot(rows["batch_size"], rows["sentences_per_s"], "o-", label=variant)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch size")
+    ax.set_ylabel("sentences / second")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_throughput_by_length(table: pd.DataFrame, ax=None):
+    """Sentences/s per input-length group."""
+    ax = _axes(ax, figsize=(6, 3.5))
+    ax.bar(table["tokens"], table["sentences_per_s"])
+    ax.set_xlabel("tokens per input")
+    ax.set_ylabel("sentences / second")
+    return ax

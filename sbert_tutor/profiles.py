@@ -28,6 +28,11 @@ SIZES: dict[str, tuple[Any, Any]] = {
     # chapter 3, pooling comparison on STSb test (pairs; None = all)
     "pooling_pairs": (None, None),
     "anisotropy_pairs": (2000, 20000),
+    # computational efficiency chapter
+    "speed_sts_sentences": (500, 5000),
+    "speed_passages": (100, 2000),
+    "speed_repeats": (2, 5),
+    "speed_search_corpus": (100_000, 1_000_000),
     # chapter 4, retrieval metrics vs k: dev-subset queries (+ their BM25 top-20s), TREC DL19
     # queries (+ their judged passages) and random other corpus_mini passages (None = all)
     "metrics_curve_queries": (100, None),
@@ -45,6 +50,33 @@ SIZES: dict[str, tuple[Any, Any]] = {
     "train_batch_size": (16, 16),
     "train_batch_size_ranking": (16, 64),
     "train_eval_steps": (50, 1000),
+    # chapters 9-11, contrastive objectives (MNRL, SupMPN, search-guided): pairs encoded once for
+    # the fixed-embedding analyses, and the short training runs (None = full epochs / all data)
+    "contrastive_fixed_pairs": (1024, 8192),
+    "contrastive_max_steps": (40, None),
+    "contrastive_batch_size": (32, 64),
+    "contrastive_examples": (1280, None),
+    "supmpn_batch_size": (16, 64),
+    "supmpn_examples": (640, None),
+    # chapter 11: unlabelled sentences (STSb train, scores dropped) and the student; the teacher
+    # is always all-MiniLM-L6-v2. Quick: the student starts as the teacher (the paper: BERT).
+    "search_guided_pool": (1280, None),
+    "search_guided_student": ("sentence-transformers/all-MiniLM-L6-v2", "bert-base-uncased"),
+    # chapters 6-8, SBERT's objectives (softmax, regression, triplet): the start model (quick:
+    # all-MiniLM-L6-v2; full: the paper's BERT-base), optimizer steps of each short softmax /
+    # triplet run and of the regression run (None = full epochs), epochs of the regression run
+    # when steps are None, training examples drawn with the seed (None = all), STSb dev pairs the
+    # comparison runs are scored on, premises of the linear probes' train / test sides, STSb
+    # train pairs of the label-scale table and NLI triplets of the margin sweep (None = all)
+    "objective_model": ("sentence-transformers/all-MiniLM-L6-v2", "bert-base-uncased"),
+    "objective_steps": (25, None),
+    "objective_regression_steps": (60, None),
+    "objective_regression_epochs": (1, 4),
+    "objective_examples": (1000, None),
+    "objective_eval_pairs": (500, None),
+    "objective_probe_premises": ((500, 300), (20000, 2000)),
+    "objective_scale_pairs": (500, None),
+    "objective_margin_triplets": (500, 5000),
 }
 
 

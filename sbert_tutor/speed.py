@@ -143,3 +143,66 @@ def throughput_by_length(
             }
         )
     return pd.DataFrame(rows)
+
+
+def search_throughput(
+    n: int,
+    dim: int = 384,
+    queries: int = 256,
+    top_k: int = 10,
+    chunk_size: int = 50_000,
+    repeats: int = 3,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Seconds to search ``queries`` random unit vectors in ``n``: chunked ``semantic_search`` vs a
+    dense matmul + ``topk`` (which materialises the ``[queries, n]`` score matrix). Same data, same
+    top-1 is checked.
+    """
+    import torch
+
+    from sbert_tutor.search import semantic_search
+
+    rng = np.random.default_rng(seed)
+    corpus = rng.standard_normal((n, dim), dtype=np.float32)
+    corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
+    q = rng.standard_normal((queries, dim), dtype=np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    t_ours, (_, ours) = median_seconds(
+        lambda: semantic_search(
+            q, corpus, top_k=top_k, score="dot", chunk_size=chunk_size, device="cpu"
+        ),
+        repeats,
+    )
+    t_dense, dense = median_seconds(
+        lambda: (
+            (torch.from_numpy(q) @ torch.from_numpy(corpus).T).topk(top_k, dim=1).indices.numpy()
+        ),
+        repeats,
+    )
+    return pd.DataFrame(
+        [
+            {
+                "method": "semantic_search (chunked)",
+                "seconds": t_ours,
+                "score_matrix_MiB": queries * chunk_size * 4 / 2**20,
+            },
+            {
+                "method": "dense matmul + topk",
+                "seconds": t_dense,
+                "score_matrix_MiB": queries * n * 4 / 2**20,
+            },
+        ]
+    ).assign(n=n, queries=queries, same_top1=float(np.mean(ours[:, 0] == dense[:, 0])))
+
+
+def recorded_results(name: str, folder: str | None = None) -> dict[str, Any] | None:
+    """A results JSON recorded earlier (e.g. a GPU run), from ``results/<name>.json``; ``None`` if absent.
+
+    Such files carry their own provenance (git sha, hardware, data hashes), shown with them.
+    """
+    import json
+    from pathlib import Path
+
+    base = Path(folder) if folder else Path(__file__).resolve().parents[1] / "results"
+    path = base / f"{name}.json"
+    return json.loads(path.read_text()) if path.is_file() else None
