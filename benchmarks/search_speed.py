@@ -13,9 +13,7 @@ Example::
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 
 import numpy as np
 import torch
@@ -24,15 +22,6 @@ import torch
 def unit_rows(n: int, dim: int, seed: int) -> np.ndarray:
     x = np.random.default_rng(seed).standard_normal((n, dim), dtype=np.float32)
     return x / np.linalg.norm(x, axis=1, keepdims=True)
-
-
-def median_time(fn, repeats: int):
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     from sbert_tutor.commands.common import write_json
     from sbert_tutor.provenance import provenance
     from sbert_tutor.search import semantic_search
+    from sbert_tutor.speed import median_seconds
 
     try:
         import faiss
@@ -58,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
         corpus = unit_rows(n, args.dim, seed=2)
-        t_ours, (_, idx_ours) = median_time(
+        t_ours, (_, idx_ours) = median_seconds(
             lambda c=corpus: semantic_search(
                 queries, c, top_k=args.top_k, score="dot", chunk_size=args.chunk_size, device="cpu"
             ),
@@ -69,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             scores = torch.from_numpy(queries) @ torch.from_numpy(c).T
             return scores.topk(args.top_k, dim=1).indices.numpy()
 
-        t_dense, idx_dense = median_time(dense, args.repeats)
+        t_dense, idx_dense = median_seconds(dense, args.repeats)
         row = {
             "n": n,
             "queries": args.queries,
@@ -81,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         if faiss is not None:
             index = faiss.IndexFlatIP(args.dim)
             index.add(corpus)
-            t_faiss, (_, idx_faiss) = median_time(
+            t_faiss, (_, idx_faiss) = median_seconds(
                 lambda i=index: i.search(queries, args.top_k), args.repeats
             )
             row["faiss_flat_ip_s"] = t_faiss

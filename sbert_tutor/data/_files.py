@@ -6,6 +6,7 @@ import csv
 import gzip
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from sbert_tutor.settings import DATA_ENV, data_dir, hf_offline
 
@@ -73,3 +74,21 @@ def read_tsv(path: Path) -> Iterator[dict[str, str]]:
                     f"{path}:{line_no} has {len(row)} fields, the header has {len(header)}"
                 )
             yield dict(zip(header, row, strict=False))
+
+
+def load_hub_dataset(what: str, dataset_id: str, *args: Any, **kwargs: Any) -> Any:
+    """``datasets.load_dataset(dataset_id, ...)`` with errors that say how to get ``what`` another way.
+
+    Offline (``HF_HUB_OFFLINE=1``), without ``datasets``, or when the hub fails, the error names
+    ``SBERT_TUTOR_DATA`` as the alternative.
+    """
+    if hf_offline():
+        raise offline_error(what)
+    try:
+        from datasets import load_dataset
+    except ImportError:
+        raise offline_error(what) from None
+    try:
+        return load_dataset(dataset_id, *args, **kwargs)
+    except Exception as exc:  # network errors come in many types
+        raise offline_error(f"{what} from the hub ({dataset_id}: {exc})") from exc

@@ -58,9 +58,9 @@ import numpy as np
 
 from sbert_tutor.data._files import (
     DataNotFoundError,
+    load_hub_dataset,
     local_file,
     local_root,
-    offline_error,
     read_tsv,
 )
 from sbert_tutor.settings import DATA_ENV, hf_offline
@@ -359,16 +359,7 @@ def _local_topics(root: Path, name: str) -> tuple[dict[str, str], Qrels, tuple[P
 def _load_dataset(*args: Any, **kwargs: Any) -> Any:
     """``datasets.load_dataset`` with errors that say how to get the data another way."""
     what = f"{args[0]} ({', '.join(str(a) for a in args[1:])}, split={kwargs.get('split')})"
-    if hf_offline():
-        raise offline_error(what)
-    try:
-        from datasets import load_dataset
-    except ImportError:
-        raise offline_error(what) from None
-    try:
-        return load_dataset(*args, **kwargs)
-    except Exception as exc:  # network errors come in many types
-        raise offline_error(f"{what} from the hub: {exc}") from exc
+    return load_hub_dataset(what, *args, **kwargs)
 
 
 def _hub_topics(name: str) -> tuple[dict[str, str], Qrels]:

@@ -40,12 +40,12 @@ import pandas as pd
 
 from sbert_tutor.data._files import (
     DataNotFoundError,
+    load_hub_dataset,
     local_file,
     local_root,
-    offline_error,
     read_tsv,
 )
-from sbert_tutor.settings import DATA_ENV, hf_offline
+from sbert_tutor.settings import DATA_ENV
 from sbert_tutor.validation import check_same_length
 
 logger = logging.getLogger(__name__)
@@ -283,16 +283,7 @@ def _load_hub(task: str, split: str) -> NLIData:
             f"{DATA_ENV}=/path/to/data (hub copies of SICK use other splits: 4,439 / 495 / 4,906)."
         )
     dataset_id, split_map = HUB_NLI[task]
-    if hf_offline():
-        raise offline_error(f"{task}/{split}")
-    try:
-        from datasets import load_dataset
-    except ImportError:
-        raise offline_error(f"{task}/{split}") from None
-    try:
-        ds = load_dataset(dataset_id, split=split_map[split])
-    except Exception as exc:  # network errors come in many types
-        raise offline_error(f"{task}/{split} from the hub ({dataset_id}: {exc})") from exc
+    ds = load_hub_dataset(f"{task}/{split}", dataset_id, split=split_map[split])
     premises, hypotheses, labels = [], [], []
     dropped = 0
     for p, h, y in zip(ds["premise"], ds["hypothesis"], ds["label"], strict=True):

@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.data._files import local_file, local_root, offline_error, read_tsv
-from sbert_tutor.settings import hf_offline
+from sbert_tutor.data._files import load_hub_dataset, local_file, local_root, read_tsv
 from sbert_tutor.validation import check_same_length, check_scores
 
 logger = logging.getLogger(__name__)
@@ -230,16 +229,7 @@ def _load_hub(task: str, split: str) -> STSData:
             f"the hub copy of {task} ({dataset_id}) has no {split!r} split; set SBERT_TUTOR_DATA "
             "to a local data folder for it"
         )
-    if hf_offline():
-        raise offline_error(f"{task}/{split}")
-    try:
-        from datasets import load_dataset
-    except ImportError:
-        raise offline_error(f"{task}/{split}") from None
-    try:
-        ds = load_dataset(dataset_id, split=split_map[split])
-    except Exception as exc:  # network errors come in many types
-        raise offline_error(f"{task}/{split} from the hub ({dataset_id}: {exc})") from exc
+    ds = load_hub_dataset(f"{task}/{split}", dataset_id, split=split_map[split])
     scores = check_scores(ds[score_col], name=f"{task} scores") * multiplier
     n = len(scores)
     return STSData(
