@@ -122,10 +122,12 @@ def plot_metrics_vs_k(
     """
     ax = _axes(ax)
     ks = np.asarray(table.columns, dtype=float)
+    dashed = {"accuracy", "map"}  # they coincide with recall / mrr when each query has R = 1
     for name in metrics or list(table.index):
         ax.plot(
             ks,
             table.loc[name].to_numpy(dtype=float),
+            ls="--" if name in dashed else "-",
             marker="." if len(ks) < 30 else None,
             label=name,
         )

@@ -361,3 +361,21 @@ def test_cli_on_real_data_small(tmp_path, monkeypatch, minilm):
     payload = json.loads(out.read_text())
     assert payload["n_queries"] == 3 and payload["n_passages"] == 33
     assert any(f.endswith("corpus_mini.tsv") for f in payload["provenance"]["data_files"])
+
+
+def test_plots_draw():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from sbert_tutor.plots import plot_first_relevant_rank, plot_metrics_vs_k
+
+    table = metrics_table({f"{m}@{k}": 0.5 for m in ("mrr", "map", "recall") for k in (1, 2, 3)})
+    ax = plot_metrics_vs_k(table)
+    assert [line.get_label() for line in ax.lines] == ["recall", "mrr", "map"]
+    assert ax.lines[2].get_linestyle() == "--"
+    ax = plot_first_relevant_rank(pd.Series([1.0, 1.0, 3.0, math.nan, 12.0]), top_k=3)
+    assert [p.get_height() for p in ax.patches] == [2, 0, 1, 2]
+    plt.close("all")

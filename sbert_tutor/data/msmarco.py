@@ -42,7 +42,9 @@ Sources
   ``_id``, ``title``, ``text``), ``queries`` (split ``queries``, ``_id``, ``text``) and
   ``default`` = qrels (split ``dev`` = the 7,437 dev-small qrels, ``test`` = the 9,260 TREC DL
   2019 qrels; columns ``query-id``, ``corpus-id``, ``score``). The dev subset and TREC DL 2020
-  have no copy there: their topics need the data folder.
+  have no copy there: their topics need the data folder. The ids and columns follow the dataset
+  card; the test-suite exercises this path with a faked ``datasets.load_dataset`` (the
+  development machines are offline).
 """
 
 from __future__ import annotations

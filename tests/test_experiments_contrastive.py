@@ -1,0 +1,451 @@
+"""Experiments of the contrastive chapters (9-11): values worked out by hand on tiny tensors and
+texts, agreement with autograd and with the library's losses, and the trainer's dropout mode."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from sbert_tutor.data.nli import as_nli, supmpn_groups
+from sbert_tutor.experiments import contrastive as C
+from sbert_tutor.experiments import search_guided as S
+from sbert_tutor.published import SBERT_TABLE1
+from tests.conftest import needs_data
+
+E = math.e
+
+
+def one_hot_batch(n: int, negatives: bool = False) -> C.FixedBatch:
+    """Anchors = positives = the first ``n`` basis vectors; the hard negative of each is its
+    opposite. Texts are ``a0, p0, n0, ...``."""
+    eye = torch.eye(n)
+    cols = {"anchor": [f"a{i}" for i in range(n)], "positive": [f"p{i}" for i in range(n)]}
+    emb = {"anchor": eye.clone(), "positive": eye.clone()}
+    if negatives:
+        cols["negative"] = [f"n{i}" for i in range(n)]
+        emb["negative"] = -eye
+    return C.FixedBatch(pd.DataFrame(cols), emb)
+
+
+class CountingEncoder:
+    """Deterministic fake encoder: a text's vector depends on its characters; counts encodes."""
+
+    name = "counting"
+
+    def __init__(self, table: dict[str, list[float]] | None = None) -> None:
+        self.table = table
+        self.encoded: list[str] = []
+
+    def encode(self, sentences, batch_size=32, show_progress=None, **_):
+        self.encoded += list(sentences)
+        if self.table is not None:
+            return np.asarray([self.table[s] for s in sentences], dtype=np.float32)
+        return np.asarray(
+            [[len(s), sum(map(ord, s)) % 7, 1.0] for s in sentences], dtype=np.float32
+        )
+
+
+# --------------------------------------------------------------------------- gradient by hand
+def test_anchor_gradient_by_hand_two_orthonormal_pairs():
+    # scale 1, a = p = I_2: row 0 softmax is (e, 1) / (e + 1), weights P - onehot = (-1, 1) / (e + 1)
+    # pull/push = (-1, 1)/(e+1) - (-1/(e+1)) * a_0 = (0, 1/(e+1)); times s / N = 1/2
+    a = torch.eye(2, dtype=torch.float64)
+    grad = C.mnrl_anchor_gradient(a, a.clone(), scale=1.0)
+    expected = torch.tensor([[0.0, 0.5 / (E + 1)], [0.5 / (E + 1), 0.0]], dtype=torch.float64)
+    torch.testing.assert_close(grad, expected)
+    torch.testing.assert_close(C.mnrl_autograd_gradient(a, a.clone(), scale=1.0), expected)
+
+
+def test_anchor_gradient_matches_autograd_with_hard_negatives_and_unnormalised_inputs():
+    g = torch.Generator().manual_seed(0)
+    a = 3 * torch.randn(5, 4, generator=g, dtype=torch.float64)
+    p = torch.randn(5, 4, generator=g, dtype=torch.float64)
+    q = torch.randn(5, 2, 4, generator=g, dtype=torch.float64)
+    for scale in (1.0, 20.0):
+        hand = C.mnrl_anchor_gradient(a, p, q, scale)
+        auto = C.mnrl_autograd_gradient(a, p, q, scale)
+        assert torch.allclose(hand, auto, atol=1e-12)
+    table = C.mnrl_gradient_check(a.float(), p.float(), q.float(), scales=(1.0, 20.0))
+    assert list(table["candidates K"]) == [15, 15]
+    assert (table["max |by hand - autograd|"] < 1e-12).all()
+
+
+def test_anchor_gradient_is_tangent_to_the_unit_sphere():
+    # the cosine does not change along a_i itself, so the gradient is orthogonal to it
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(4, 3, generator=g, dtype=torch.float64)
+    grad = C.mnrl_anchor_gradient(a, torch.randn(4, 3, generator=g, dtype=torch.float64))
+    assert torch.allclose((grad * a).sum(dim=1), torch.zeros(4, dtype=torch.float64), atol=1e-12)
+
+
+# --------------------------------------------------------------------------- scale, candidates
+def test_scale_sweep_identity_batch():
+    b = one_hot_batch(3)
+    sweep = C.scale_sweep(b.anchors, b.positives, scales=(1, 20))
+    first = sweep.iloc[0]
+    assert first["loss"] == pytest.approx(-math.log(E / (E + 2)), abs=1e-6)  # 0.5514
+    assert first["p(positive)"] == pytest.approx(E / (E + 2), abs=1e-6)
+    assert first["chance log K"] == pytest.approx(math.log(3))
+    assert first["temperature"] == 1.0
+    assert (sweep["top-1 accuracy %"] == 100.0).all()
+    assert sweep.iloc[1]["loss"] == pytest.approx(-math.log(E**20 / (E**20 + 2)), abs=1e-6)
+
+
+def test_candidate_table_kinds_probabilities_and_gradient_weight():
+    b = one_hot_batch(3, negatives=True)
+    table = C.candidate_table(b, row=1, scales=(1, 2, 3), top=2)
+    assert table.attrs["anchor"] == "a1" and table.attrs["candidates"] == 6
+    # sorted by cosine: the own positive (cos 1) first; the own negative (cos -1) is kept though
+    # not in the top 2, and comes last
+    assert table.iloc[0]["kind"] == "own positive" and table.iloc[0]["candidate"] == "p1"
+    assert len(table) == 3
+    assert table.iloc[-1]["kind"] == "own hard negative" and table.iloc[-1]["cosine"] == -1.0
+    # at scale 1: denominator e + 2 (other positives) + e^-1 (own negative) + 2 (other negatives)
+    denom = E + 4 + 1 / E
+    assert table.iloc[0]["p (s=1)"] == pytest.approx(E / denom, abs=1e-6)
+    # gradient weight at the middle scale (2): p - 1 for the own positive, p for the others
+    denom2 = E**2 + 4 + E**-2
+    assert table.iloc[0]["gradient weight"] == pytest.approx(E**2 / denom2 - 1, abs=1e-6)
+    assert table.iloc[1]["gradient weight"] == pytest.approx(1 / denom2, abs=1e-6)
+
+
+# --------------------------------------------------------------------------- batch size, hard negatives
+def test_batch_size_sweep_hand_values():
+    a = torch.eye(4)
+    sweep = C.batch_size_sweep(a, a.clone(), batch_sizes=(2, 4), scale=1.0)
+    assert list(sweep["batches"]) == [2, 1]
+    assert sweep.iloc[0]["loss"] == pytest.approx(-math.log(E / (E + 1)), abs=1e-6)  # 0.3133
+    assert sweep.iloc[1]["loss"] == pytest.approx(-math.log(E / (E + 3)), abs=1e-6)  # 0.7436
+    assert list(sweep["chance log K"]) == pytest.approx([math.log(2), math.log(4)])
+    assert sweep.iloc[1]["log K - loss"] == pytest.approx(math.log(4) + math.log(E / (E + 3)))
+    with pytest.raises(ValueError, match="batch sizes"):
+        C.batch_size_sweep(a, a, batch_sizes=(8,))
+
+
+def test_batch_size_sweep_counts_hard_negatives_as_candidates():
+    a = torch.eye(4)
+    sweep = C.batch_size_sweep(a, a.clone(), batch_sizes=(2,), scale=1.0, negatives=-a[:, None])
+    assert sweep.iloc[0]["chance log K"] == pytest.approx(math.log(4))
+    # per batch: own e, other positive 1, own negative e^-1, other negative 1
+    assert sweep.iloc[0]["loss"] == pytest.approx(-math.log(E / (E + 2 + 1 / E)), abs=1e-6)
+
+
+def test_hard_negative_table_and_cosine_summary():
+    b = one_hot_batch(2, negatives=True)
+    table = C.hard_negative_table(b, scale=1.0)
+    assert table.loc["in-batch negatives only", "candidates K"] == 2
+    assert table.loc["+ hard negatives", "candidates K"] == 4
+    assert table.loc["in-batch negatives only", "loss"] == pytest.approx(-math.log(E / (E + 1)))
+    assert table.loc["+ hard negatives", "loss"] == pytest.approx(
+        -math.log(E / (E + 2 + 1 / E)), abs=1e-6
+    )
+    summary = C.cosine_summary(b)
+    assert summary["cos(anchor, own positive)"] == pytest.approx(1.0)
+    assert summary["cos(anchor, other anchors' positives)"] == pytest.approx(0.0)
+    assert summary["cos(anchor, own hard negative)"] == pytest.approx(-1.0)
+    assert summary["own hard negative closer than positive %"] == 0.0
+
+
+# --------------------------------------------------------------------------- fixed embeddings
+def test_distinct_rows_never_share_a_text():
+    rows = [("a", "b"), ("b", "c"), ("d", "e"), ("e ", "f"), ("g", "h")]
+    chosen = C.distinct_rows(rows, None, seed=0)
+    texts = [t.strip() for i in chosen for t in rows[i]]
+    assert len(texts) == len(set(texts))
+    assert len(chosen) == 3  # one of {0, 1}, one of {2, 3}, and 4
+    assert len(C.distinct_rows(rows, 2, seed=3)) == 2
+
+
+def test_embed_fixed_encodes_each_text_once_and_maps_rows():
+    frame = pd.DataFrame(
+        {"anchor": ["x", "y", "z"], "positive": ["xx", "yy", "zz"], "negative": ["q", "r", "s"]}
+    )
+    enc = CountingEncoder()
+    batch = C.embed_fixed(enc, frame, n=3, seed=0)
+    assert sorted(enc.encoded) == sorted(frame.to_numpy().ravel().tolist())
+    for col in frame.columns:
+        for i, text in enumerate(batch.frame[col]):
+            expected = torch.tensor([len(text), sum(map(ord, text)) % 7, 1.0])
+            torch.testing.assert_close(batch.embeddings[col][i], expected)
+    assert batch.negatives.shape == (3, 1, 3)
+    assert len(batch.head(2)) == 2 and batch.head(2).anchors.shape == (2, 3)
+
+
+# --------------------------------------------------------------------------- duplicates
+def test_shared_text_pairs_by_hand():
+    rows = [("a", "b"), ("c", "a"), ("d", "e"), ("b ", "f")]
+    assert C.shared_text_pairs(rows) == 2  # (0, 1) share "a", (0, 3) share "b"
+    assert C.shared_text_pairs([("a", "b"), ("c", "d")]) == 0
+    assert C.shared_text_pairs([("a", "b"), ("a", "c"), ("a", "d")]) == 3
+
+
+def test_duplicate_report_no_duplicates_sampler_is_clean_random_is_not():
+    # 12 examples sharing one premise, 36 distinct ones
+    rows = [("premise", f"h{i}") for i in range(12)] + [(f"s{i}", f"t{i}") for i in range(36)]
+    report = C.duplicate_report(rows, batch_sizes=(8, 16), seed=0, epochs=2)
+    nodup = report[report["sampler"] == "NoDuplicatesBatchSampler"]
+    rand = report[report["sampler"] == "random"]
+    assert (nodup["batches with a shared text %"] == 0).all()
+    assert (rand["batches with a shared text %"] > 0).all()
+    assert list(rand["batches"]) == [12, 6]  # 48 / 8 * 2 epochs, 48 / 16 * 2 epochs
+    # every example is used once per epoch, whatever the sampler
+    assert (report["mean batch size"] * report["batches"]).tolist() == pytest.approx([96] * 4)
+
+
+def test_random_batches_cover_every_index_once():
+    plan = C.random_batches(10, 4, seed=1)
+    assert [len(b) for b in plan] == [4, 4, 2]
+    assert sorted(i for b in plan for i in b) == list(range(10))
+
+
+def test_text_repeats():
+    counts = C.text_repeats([("a", "b"), ("a", "c"), ("d", "a")])
+    assert counts["examples"] == 3 and counts["distinct texts"] == 4
+    assert counts["texts in more than one example"] == 1
+    assert counts["most examples sharing one text"] == 3
+
+
+# --------------------------------------------------------------------------- SupMPN
+def test_supmpn_with_one_positive_is_mnrl():
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(6, 5, generator=g)
+    p = torch.randn(6, 3, 5, generator=g)
+    q = torch.randn(6, 2, 5, generator=g)
+    table = C.supmpn_mnrl_agreement(a, p, q, temperatures=(0.05, 1.0))
+    assert sorted(set(table["negatives Q"])) == [0, 2]
+    assert (table["|difference|"] < 1e-5).all()
+
+
+def test_denominator_breakdown_by_hand():
+    # N = 2, P = 1, Q = 1, tau = 1, a = p = I, n = -I. Anchor 0's denominator:
+    # own positive e, other positive e^0 = 1, own negative e^-1, other negative e^0 = 1
+    a = torch.eye(2)
+    table = C.denominator_breakdown(a, a[:, None].clone(), -a[:, None], temperature=1.0)
+    total = E + 2 + 1 / E
+    share = table["share of denominator %"]
+    assert share["the positive p_ik itself"] == pytest.approx(100 * E / total, abs=1e-4)
+    assert share["other anchors' positives"] == pytest.approx(100 / total, abs=1e-4)
+    assert share["the anchor's own hard negatives"] == pytest.approx(100 / E / total, abs=1e-4)
+    assert share["other anchors' hard negatives"] == pytest.approx(100 / total, abs=1e-4)
+    assert share.sum() == pytest.approx(100.0)
+    assert list(table["terms"]) == [1, 0, 1, 1, 1]
+
+
+def test_denominator_breakdown_term_counts():
+    g = torch.Generator().manual_seed(3)
+    table = C.denominator_breakdown(
+        torch.randn(4, 3, generator=g),
+        torch.randn(4, 2, 3, generator=g),
+        torch.randn(4, 3, 3, generator=g),
+    )
+    # 1 + (P-1) + (N-1)P + Q + (N-1)Q with N=4, P=2, Q=3
+    assert list(table["terms"]) == [1, 1, 6, 3, 9]
+    assert table["share of denominator %"].sum() == pytest.approx(100.0)
+
+
+TINY_NLI = [
+    ("P1", "e1", "entailment"),
+    ("P1", "e2", "entailment"),
+    ("P1", "c1", "contradiction"),
+    ("P1", "n1", "neutral"),
+    ("P2", "e3", "entailment"),
+    ("P2", "c2", "contradiction"),
+    ("P2", "c3", "contradiction"),
+    ("P3", "n2", "neutral"),
+]
+
+
+def test_premise_label_counts_by_hand():
+    table = C.premise_label_counts(as_nli(TINY_NLI))
+    assert table.attrs["premises"] == 3
+    # entailments per premise: P1 2, P2 1, P3 0; contradictions: P1 1, P2 2, P3 0
+    assert table["entailment"].tolist() == [1, 1, 1, 0]
+    assert table["contradiction"].tolist() == [1, 1, 1, 0]
+
+
+def test_group_sources_by_hand():
+    nli = as_nli(TINY_NLI)
+    groups = supmpn_groups(nli, num_positives=2, num_negatives=2, seed=0)
+    # P1: positives e1, e2; negatives c1 + one padded. P2: positives e3, P2 (padding);
+    # negatives c2, c3. P3 has no entailment: no group.
+    table = C.group_sources(groups, nli)
+    assert table.loc["positive_1", "entailment of the premise"] == 100.0
+    assert table.loc["positive_2", "entailment of the premise"] == 50.0
+    assert table.loc["positive_2", "the premise itself"] == 50.0
+    assert table.loc["negative_1", "contradiction of the premise"] == 100.0
+    assert table.loc["negative_2", "contradiction of the premise"] == 50.0
+    assert table.loc["negative_2", "hypothesis of another premise (padding)"] == 50.0
+    assert "entailment used again (padding)" not in table.columns  # never happens here
+
+
+# --------------------------------------------------------------------------- reporting
+def test_published_rows_carry_sources_and_match_the_sbert_table():
+    rows = C.published_stsb_rows()
+    assert all(r["source"] and r["metric"] == C.STSB_METRIC for r in rows)
+    values = {r["setup"]: r["value"] for r in rows}
+    assert values["unsup-SimCSE-BERT-base (Wikipedia, dropout positives)"] == 76.85
+    assert values["sup-SimCSE-BERT-base (NLI, contradiction hard negatives)"] == 84.25
+    assert values["SBERT-NLI-base (softmax objective)"] == SBERT_TABLE1["SBERT-NLI-base"][5]
+    with pytest.raises(KeyError, match="no published number"):
+        C.published_stsb_rows(["SupMPN-BERT-base"])
+
+
+def test_measured_rows():
+    table = pd.DataFrame({"STSb test Spearman": [80.0, 81.5]}, index=["start", "MNRL"])
+    rows = C.measured_rows(table, prefix="MiniLM: ")
+    assert rows == [
+        {"setup": "MiniLM: start", "metric": C.STSB_METRIC, "value": 80.0},
+        {"setup": "MiniLM: MNRL", "metric": C.STSB_METRIC, "value": 81.5},
+    ]
+
+
+def test_provenance_table_reads_the_log():
+    class Run:
+        log = {
+            "provenance": {
+                "git": {"sha": "0123456789abcdef", "dirty": True},
+                "profile": "quick",
+                "hardware": {"device": "cpu", "torch_threads": 2, "cpu": "x86_64"},
+                "model": {"name": "m", "pooling": "mean"},
+                "seed": 42,
+                "data_files": {"/data/nli/snli_dev.tsv": "abcdef0123456789"},
+                "timestamp": "2024-01-01T00:00:00+00:00",
+            },
+            "train_data": {"source": "snli"},
+        }
+
+    table = C.provenance_table({"run": Run()})
+    assert table.loc["git commit", "run"] == "0123456789ab (dirty)"
+    assert table.loc["data files (sha256)", "run"] == "nli/snli_dev.tsv: abcdef012345"
+    assert table.loc["seed", "run"] == 42
+
+
+# --------------------------------------------------------------------------- search-guided
+def test_nearest_other_skips_self_and_copies():
+    sentences = ["a", "b", "a ", "c"]
+    indices = np.array([[0, 2, 1], [1, 3, 0], [2, 0, 3], [3, 3, 3]])
+    assert S.nearest_other(indices, sentences) == [2, 1, 2, -1]
+
+
+def test_mine_teacher_positives_with_a_fake_teacher():
+    table = {
+        "cat sits": [1.0, 0.0, 0.0],
+        "a cat is sitting": [0.9, 0.1, 0.0],
+        "dog runs": [0.0, 1.0, 0.0],
+        "a dog is running": [0.1, 0.9, 0.1],
+    }
+    pool = pd.DataFrame({"sentence": list(table)})
+    pool.attrs.update({"source": "hand", "files": ["f.tsv"]})
+    mined = S.mine_teacher_positives(CountingEncoder(table), pool)
+    pairs = dict(zip(mined["sentence"], mined["positive"], strict=True))
+    assert pairs == {
+        "cat sits": "a cat is sitting",
+        "a cat is sitting": "cat sits",
+        "dog runs": "a dog is running",
+        "a dog is running": "dog runs",
+    }
+    cos = 0.9 / math.sqrt(0.82)
+    assert mined["teacher cosine"].iloc[0] == pytest.approx(cos, abs=1e-6)
+    assert mined.attrs["files"] == ["f.tsv"] and "counting" in mined.attrs["source"]
+
+
+def test_pool_overlap_counts_shared_sentences():
+    from sbert_tutor.data.sts import STSData
+
+    data = STSData(
+        "stsb", "test", ["a b", "c"], ["d", "a b "], np.array([1.0, 2.0]), ["x", "x"], "hand"
+    )
+    pool = pd.DataFrame({"sentence": ["a b", "e", "d "]})
+    counts = S.pool_overlap(pool, data)
+    assert counts.tolist() == [
+        3,
+        3,
+        2,
+    ]  # "a b" and "d" are shared; distinct test sentences a b, c, d
+
+
+def test_mined_positives_from_given_embeddings_and_neighbour_quality():
+    # four points on a line of angles: 0, 10, 80, 90 degrees; nearest others: 1, 0, 3, 2
+    angles = np.deg2rad([0.0, 10.0, 80.0, 90.0])
+    emb = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    pool = pd.DataFrame({"sentence": ["w", "x", "y", "z"]})
+    mined = S.mine_teacher_positives(CountingEncoder({}), pool, embeddings=emb)
+    assert mined["positive"].tolist() == ["x", "w", "z", "y"]
+    assert mined["teacher cosine"].tolist() == pytest.approx([math.cos(math.radians(10))] * 4)
+    quality = S.neighbour_quality(pool, emb, sizes=(4,), seed=0)
+    assert quality.loc[4, "median"] == pytest.approx(math.cos(math.radians(10)))
+    # a pool of 2 sentences: each one's neighbour is the other, whichever two are drawn
+    assert len(S.neighbour_quality(pool, emb, sizes=(2,), seed=1)) == 1
+    with pytest.raises(ValueError, match="pool sizes"):
+        S.neighbour_quality(pool, emb, sizes=(5,))
+
+
+def test_dropout_pairs():
+    pool = pd.DataFrame({"sentence": ["a", "b"]})
+    frame = S.dropout_pairs(pool)
+    assert frame["sentence"].tolist() == frame["positive"].tolist() == ["a", "b"]
+
+
+@pytest.fixture
+def tiny_encoder(tiny_bert):
+    from sbert_tutor.encoder import SentenceEncoder
+
+    model, tokenizer = tiny_bert
+    return SentenceEncoder(copy.deepcopy(model), tokenizer, pooling="mean", max_seq_length=32)
+
+
+def test_dropout_views_differ_only_in_train_mode(tiny_encoder):
+    tiny_encoder.eval()
+    table = S.dropout_view_similarity(tiny_encoder, ["a short sentence", "another one here"])
+    assert np.allclose(table["cosine, eval mode"], 1.0, atol=1e-6)
+    assert (table["cosine, train mode"] < 0.9999).all()
+    assert not tiny_encoder.training  # mode restored
+
+
+def test_trainer_encodes_in_train_mode(tiny_encoder):
+    """The chapter's claim: during training the encoder is in train mode (dropout on), so two
+    copies of one sentence in a batch get two masks; afterwards it is back in eval mode."""
+    from sbert_tutor.training import ContrastiveObjective, Trainer, TrainingConfig
+
+    modes: list[bool] = []
+    views: list[float] = []
+
+    class Recording(ContrastiveObjective):
+        def forward(self, embeddings, labels=None):
+            modes.append(tiny_encoder.training)
+            pair = embeddings[0].detach()
+            views.append(float(torch.nn.functional.cosine_similarity(pair[0], pair[1], dim=0)))
+            return super().forward(embeddings, labels)
+
+    sentences = ["one sentence", "two sentences here", "a third", "and a fourth one"]
+    data = S.dropout_pairs(pd.DataFrame({"sentence": sentences}))
+    config = TrainingConfig(batch_size=4, max_steps=2, show_progress=False, seed=0)
+    Trainer(tiny_encoder, Recording(), data, config).train()
+    assert modes == [True, True]
+    assert all(v < 0.9999 for v in views)
+    assert not tiny_encoder.training
+
+
+@needs_data
+def test_unlabeled_pool_is_distinct_and_seeded():
+    full = S.unlabeled_pool("stsb", "train")
+    assert full["sentence"].is_unique
+    sample = S.unlabeled_pool("stsb", "train", n=50, seed=1)
+    assert len(sample) == 50 and set(sample["sentence"]) <= set(full["sentence"])
+    assert (
+        sample["sentence"].tolist()
+        == S.unlabeled_pool("stsb", "train", n=50, seed=1)["sentence"].tolist()
+    )
+    assert sample.attrs["files"] and sample.attrs["files"][0].endswith("sts-train.tsv")
+    from sbert_tutor.data import load_sts
+
+    test = load_sts("stsb", "test")
+    clean = S.unlabeled_pool("stsb", "train", exclude=test)
+    assert S.pool_overlap(clean, test).iloc[2] == 0
+    assert S.pool_overlap(full, test).iloc[2] == len(full) - len(clean) > 0
+    assert "removed" in clean.attrs["source"]

@@ -1,0 +1,393 @@
+"""Experiments of chapters 6-8 (sbert_tutor.experiments.objectives): hand-worked gradients,
+label scalings, margin sweeps and probes on hand-made data; the training runners on a tiny BERT."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from sbert_tutor.data.sts import STSData
+from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.experiments import objectives as ex
+from sbert_tutor.losses import VALID_FEATURES, SoftmaxClassifier, triplet
+from sbert_tutor.reporting import measured_vs_published
+from sbert_tutor.training import TrainingConfig
+from tests.conftest import needs_data
+
+FEATURE_SETS = [
+    ("u", "v"),
+    ("|u-v|",),
+    ("u*v",),
+    ("|u-v|", "u*v"),
+    ("u", "v", "u*v"),
+    ("u", "v", "|u-v|"),
+    ("u", "v", "|u-v|", "u*v"),
+]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# --------------------------------------------------------------------------- softmax gradients
+def test_softmax_gradients_by_hand_worked_example():
+    """u = 1, v = 3 (d = 1), W = identity on x = [u, v, |u-v|] = [1, 3, 2], label 0."""
+    u, v = torch.tensor([[1.0]]), torch.tensor([[3.0]])
+    weight, bias = torch.eye(3, dtype=torch.float32), torch.zeros(3)
+    out = ex.softmax_gradients_by_hand(u, v, torch.tensor([0]), weight, bias)
+    z = torch.tensor([1.0, 3.0, 2.0])
+    p = torch.exp(z) / torch.exp(z).sum()
+    assert torch.allclose(out["logits"][0], z)
+    assert torch.allclose(out["dlogits"][0], p - torch.tensor([1.0, 0.0, 0.0]))
+    # dL/du = g_u + sign(u - v) g_|u-v| = g0 - g2;  dL/dv = g_v - sign(u - v) g_|u-v| = g1 + g2
+    g = out["dlogits"][0]
+    assert torch.allclose(out["du"][0, 0], g[0] - g[2])
+    assert torch.allclose(out["dv"][0, 0], g[1] + g[2])
+    # the residual sums to zero: raising every logit by the same amount changes nothing
+    assert abs(float(g.sum())) < 1e-6
+
+
+def test_softmax_gradients_by_hand_mean_over_the_batch():
+    """Two identical examples give the same per-example gradient, halved (mean loss)."""
+    u, v = torch.tensor([[1.0], [1.0]]), torch.tensor([[3.0], [3.0]])
+    weight, bias = torch.eye(3), torch.zeros(3)
+    one = ex.softmax_gradients_by_hand(u[:1], v[:1], torch.tensor([0]), weight, bias)
+    two = ex.softmax_gradients_by_hand(u, v, torch.tensor([0, 0]), weight, bias)
+    assert torch.allclose(two["dlogits"][0], one["dlogits"][0] / 2)
+
+
+@pytest.mark.parametrize("features", FEATURE_SETS)
+def test_softmax_gradient_check_agrees_with_autograd(features):
+    torch.manual_seed(0)
+    u, v = torch.randn(5, 4, dtype=torch.float64), torch.randn(5, 4, dtype=torch.float64)
+    head = SoftmaxClassifier(4, 3, features).double()
+    table = ex.softmax_gradient_check(u, v, torch.tensor([0, 1, 2, 1, 0]), head)
+    assert list(table.index) == ["dL/dlogits", "dL/du", "dL/dv"]
+    assert (table["max |autograd - by hand|"] < 1e-12).all()
+    assert (table["max |autograd|"] > 0).all()
+
+
+# --------------------------------------------------------------------------- regression gradients
+def test_cosine_regression_gradients_worked_example():
+    """u = (1, 0), v = (0, 1), y = 5: cos = 0, target 1, dL/dcos = 2 (0 - 1) = -2,
+    dL/du = -2 (v_hat - 0 * u_hat) / |u| = (0, -2), dL/dv = (-2, 0)."""
+    u, v = torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, 1.0]])
+    out = ex.cosine_regression_gradients_by_hand(u, v, torch.tensor([5.0]))
+    assert torch.allclose(out["cosine"], torch.tensor([0.0]))
+    assert torch.allclose(out["targets"], torch.tensor([1.0]))
+    assert torch.allclose(out["du"], torch.tensor([[0.0, -2.0]]))
+    assert torch.allclose(out["dv"], torch.tensor([[-2.0, 0.0]]))
+    # the step against the gradient turns u towards v
+    assert float(((u - 0.1 * out["du"]) @ v.T).squeeze()) > 0
+
+
+def test_cosine_regression_gradient_scales_with_one_over_the_norm():
+    u, v = torch.tensor([[2.0, 0.0]]), torch.tensor([[0.0, 1.0]])
+    out = ex.cosine_regression_gradients_by_hand(u, v, torch.tensor([5.0]))
+    assert torch.allclose(out["du"], torch.tensor([[0.0, -1.0]]))  # half of the unit-norm case
+
+
+@pytest.mark.parametrize("score_range", [(0.0, 5.0), (0.0, 1.0), (1.0, 5.0)])
+def test_cosine_regression_gradient_check_agrees_and_is_orthogonal(score_range):
+    torch.manual_seed(1)
+    u, v = torch.randn(6, 5, dtype=torch.float64), torch.randn(6, 5, dtype=torch.float64)
+    lo, hi = score_range
+    scores = lo + (hi - lo) * torch.rand(6, dtype=torch.float64)
+    table = ex.cosine_regression_gradient_check(u, v, scores, score_range)
+    assert (table["max |autograd - by hand|"] < 1e-12).all()
+    assert (table["max |x . dL/dx|"] < 1e-12).all()
+
+
+# --------------------------------------------------------------------------- label scalings
+def test_target_scaling_table_worked_example():
+    """cos = (0, 1), y = (0, 5)."""
+    table = ex.target_scaling_table(np.array([0.0, 1.0]), np.array([0.0, 5.0]))
+    sbert = table.loc["y / 5 (SBERT)"]
+    assert sbert["loss now"] == 0.0 and sbert["loss floor"] == 0.0
+    assert sbert["unreachable targets"] == 0.0 and sbert["pairs pulled together"] == 0.0
+    raw = table.loc["y unscaled"]  # targets (0, 5): ((0 - 0)^2 + (1 - 5)^2) / 2 = 8
+    assert raw["loss now"] == 8.0 and raw["loss floor"] == 8.0  # cos = 1 is already the best
+    assert raw["unreachable targets"] == 0.5 and raw["pairs pulled together"] == 0.5
+    sym = table.loc["(y - 2.5) / 2.5"]  # targets (-1, 1): (0 - (-1))^2 / 2 = 0.5
+    assert sym["loss now"] == 0.5 and sym["loss floor"] == 0.0
+    assert sym["pairs pulled together"] == 0.0  # the first pair is pushed apart, to -1
+    assert list(table["target interval"]) == ["[0, 1]", "[-1, 1]", "[0, 5]"]
+
+
+def test_target_scaling_table_other_score_range():
+    """SICK-R scores 1..5: y = 3 maps to 0.5 under the SBERT scaling."""
+    table = ex.target_scaling_table(
+        np.array([0.5]), np.array([3.0]), score_range=(1.0, 5.0), scalings={"unit": (0.0, 1.0)}
+    )
+    assert table.loc["unit", "loss now"] == 0.0
+
+
+# --------------------------------------------------------------------------- triplet margins
+def test_triplet_margin_sweep_worked_example():
+    """Triplet 1: d(a, p) = 1, d(a, n) = 5 (gap -4); triplet 2: d(a, p) = 2, d(a, n) = 1 (gap +1)."""
+    a = torch.tensor([[0.0, 0.0], [0.0, 0.0]])
+    p = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
+    n = torch.tensor([[3.0, 4.0], [1.0, 0.0]])
+    sweep = ex.triplet_margin_sweep(a, p, n, margins=[0.0, 1.0, 5.0], distances=["euclidean"])
+    assert sweep["active"].tolist() == [0.5, 0.5, 1.0]
+    assert sweep["mean loss"].tolist() == pytest.approx([0.5, 1.0, 3.5])
+    # the mean loss is exactly the library's triplet loss at that margin
+    for margin, value in zip(sweep["margin"], sweep["mean loss"], strict=True):
+        assert value == pytest.approx(float(triplet(a, p, n, "euclidean", margin)))
+    assert sweep.attrs["separation"]["euclidean"].tolist() == pytest.approx([4.0, -1.0])
+    assert sweep.attrs["triplets"] == 2
+
+
+def test_margin_beyond_two_is_never_satisfied_by_unit_vectors():
+    """The best possible unit triplet (p = a, n = -a) separates by exactly 2 in both distances."""
+    a = torch.tensor([[1.0, 0.0]])
+    p = torch.tensor([[1.0, 0.0]])
+    n = torch.tensor([[-1.0, 0.0]])
+    sweep = ex.triplet_margin_sweep(a, p, n, margins=[1.0, 2.0, 2.5, 5.0])
+    for distance in ("euclidean", "cosine"):
+        part = sweep[sweep["distance"] == distance]
+        assert part["active"].tolist() == [0.0, 0.0, 1.0, 1.0]
+        assert part["mean loss"].tolist() == pytest.approx([0.0, 0.0, 0.5, 3.0])
+
+
+def test_unit_vectors_euclidean_is_a_function_of_cosine():
+    """|u - v| = sqrt(2 - 2 cos) for unit vectors: at margin 0 both distances flag the same
+    triplets, and with margin >= 2 every triplet is active with loss margin + mean gap."""
+    g = torch.Generator().manual_seed(3)
+    a, p, n = (
+        torch.nn.functional.normalize(torch.randn(200, 8, generator=g), dim=1) for _ in "apn"
+    )
+    sweep = ex.triplet_margin_sweep(a, p, n, margins=[0.0, 5.0])
+    zero = sweep[sweep["margin"] == 0.0].set_index("distance")["active"]
+    assert zero["euclidean"] == zero["cosine"] and 0 < zero["euclidean"] < 1
+    five = sweep[sweep["margin"] == 5.0].set_index("distance")
+    assert (five["active"] == 1.0).all()
+    for distance in ("euclidean", "cosine"):
+        gap = -sweep.attrs["separation"][distance]
+        assert five.loc[distance, "mean loss"] == pytest.approx(5.0 + gap.mean(), abs=1e-5)
+    cos = torch.cosine_similarity(a, p)
+    assert torch.allclose((a - p).norm(dim=1), torch.sqrt(2 - 2 * cos), atol=1e-5)
+
+
+# --------------------------------------------------------------------------- probes
+def _equal_or_random(n: int, d: int, seed: int):
+    """Label 0: v = u (same sentence); label 1: v independent. Only |u - v| reveals the label."""
+    g = torch.Generator().manual_seed(seed)
+    u = torch.randn(n, d, generator=g, dtype=torch.float64)
+    labels = torch.arange(n) % 2
+    v = torch.where(labels[:, None] == 0, u, torch.randn(n, d, generator=g, dtype=torch.float64))
+    return u.float(), v.float(), labels
+
+
+def test_a_linear_head_on_u_v_cannot_see_whether_the_pair_agrees():
+    u, v, y = _equal_or_random(400, 4, seed=0)
+    ut, vt, yt = _equal_or_random(400, 4, seed=1)
+    with_diff = ex.fit_probe(u, v, y, ("u", "v", "|u-v|"), num_labels=2, l2=1e-4)
+    without = ex.fit_probe(u, v, y, ("u", "v"), num_labels=2, l2=1e-4)
+    assert ex.probe_accuracy(with_diff, ut, vt, yt) > 0.95
+    assert ex.probe_accuracy(without, ut, vt, yt) < 0.65  # near chance (0.5)
+
+
+def test_head_block_means_reads_the_distance_weights():
+    head = SoftmaxClassifier(2, 2, ("u", "|u-v|"))
+    with torch.no_grad():
+        head.linear.weight.copy_(torch.tensor([[1.0, 3.0, -2.0, -4.0], [0.0, 0.0, 5.0, 7.0]]))
+    means = ex.head_block_means(head, ["same", "different"])
+    assert means.loc["same"].tolist() == [2.0, -3.0]
+    assert means.loc["different"].tolist() == [0.0, 6.0]
+
+
+def test_split_by_premise_keeps_premises_on_one_side():
+    pairs = pd.DataFrame(
+        {
+            "premise": ["p1", "p1", "p2", "p3", "p3", "p3", "p4"],
+            "hypothesis": list("abcdefg"),
+            "label": [0, 1, 2, 0, 1, 2, 0],
+        }
+    )
+    train, test = ex.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
+    assert set(train["premise"]).isdisjoint(test["premise"])
+    assert len(train) + len(test) == len(pairs)
+    assert test["premise"].nunique() == 2
+    again = ex.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
+    assert again[1].equals(test)
+    small, _ = ex.split_by_premise(pairs, n_train=1, n_test=2, seed=0)
+    assert small["premise"].nunique() == 1
+    with pytest.raises(ValueError, match="n_test"):
+        ex.split_by_premise(pairs, n_train=None, n_test=4)
+
+
+class LookupEncoder:
+    """encode() from a fixed table: texts 'x<k>' map to one-hot-ish vectors."""
+
+    def __init__(self, table: dict[str, np.ndarray]) -> None:
+        self.table = table
+        self.calls = 0
+
+    def encode(self, texts, batch_size=32, show_progress=None):
+        self.calls += 1
+        return np.stack([self.table[t] for t in texts]).astype(np.float32)
+
+
+def test_linear_probe_and_embed_pairs_on_a_lookup_encoder():
+    rng = np.random.default_rng(0)
+    texts = [f"s{i}" for i in range(60)]
+    table = {t: rng.normal(size=6) for t in texts}
+    rows = []
+    for i in range(0, 60, 2):  # label 0: the hypothesis is the premise itself; 1: another text
+        rows.append((texts[i], texts[i], 0))
+        rows.append((texts[i], texts[i + 1], 1))
+    pairs = pd.DataFrame(rows, columns=["premise", "hypothesis", "label"])
+    train, test = ex.split_by_premise(pairs, n_train=None, n_test=10, seed=0)
+    encoder = LookupEncoder(table)
+    u, v, y = ex.embed_pairs(encoder, train)
+    assert torch.allclose(u[0], torch.tensor(table[train["premise"][0]], dtype=torch.float32))
+    assert y.tolist() == train["label"].tolist()
+    probe = ex.linear_probe(encoder, train, test, [("u", "v"), ("|u-v|",)], l2=1e-4)
+    assert list(probe.index) == ["(u, v)", "(|u-v|)"]
+    assert probe.loc["(|u-v|)", "test accuracy"] == 1.0
+    assert probe.attrs["pairs"] == {"train": len(train), "test": len(test)}
+    assert probe.attrs["majority"] == 0.5
+    assert set(probe.attrs["heads"]) == {"(u, v)", "(|u-v|)"}
+
+
+# --------------------------------------------------------------------------- data helpers
+@needs_data
+def test_sts_sample_is_seeded_and_keeps_data_order():
+    full = ex.sts_sample("stsb", "dev", None)
+    assert len(full) == 1500
+    sample = ex.sts_sample("stsb", "dev", 50, seed=0)
+    assert len(sample) == 50 and sample.files == full.files
+    assert "50 of 1500" in sample.meta["sample"]
+    index = [full.sentences1.index(s) for s in sample.sentences1]
+    assert index == sorted(index)
+    assert ex.sts_sample("stsb", "dev", 50, seed=0).sentences1 == sample.sentences1
+    assert ex.sts_sample("stsb", "dev", 50, seed=1).sentences1 != sample.sentences1
+    assert ex.sts_sample("stsb", "dev", 5000) is not None
+    with pytest.raises(ValueError, match="at least 2"):
+        ex.sts_sample("stsb", "dev", 1)
+
+
+def test_embed_triplets_encodes_each_text_once_and_samples():
+    table = {t: np.full(3, float(i)) for i, t in enumerate("abcdef")}
+    frame = pd.DataFrame({"anchor": list("aab"), "positive": list("cde"), "negative": list("fff")})
+    encoder = LookupEncoder(table)
+    a, p, n = ex.embed_triplets(encoder, frame)
+    assert encoder.calls == 1
+    assert a[:, 0].tolist() == [0.0, 0.0, 1.0] and n[:, 0].tolist() == [5.0, 5.0, 5.0]
+    a2, _, _ = ex.embed_triplets(encoder, frame, n=2, seed=0)
+    assert a2.shape == (2, 3)
+
+
+# --------------------------------------------------------------------------- training runners
+@pytest.fixture
+def tiny_folder(tiny_bert, tmp_path):
+    model, tokenizer = tiny_bert
+    encoder = SentenceEncoder(copy.deepcopy(model), tokenizer, pooling="mean", max_seq_length=32)
+    return str(encoder.save(tmp_path / "tiny"))
+
+
+def _tiny_sts() -> STSData:
+    s1 = ["a man plays a guitar", "a dog runs", "the sun is hot", "kids play football", "a cat"]
+    s2 = ["a man plays music", "a cat sleeps", "it is cold", "children play a game", "a car"]
+    return STSData(
+        "stsb", "dev", s1, s2, np.array([4.5, 1.0, 0.5, 4.0, 0.2]), ["STSb"] * 5, "hand-made"
+    )
+
+
+NLI_ROWS = [
+    ("a man plays a guitar", "a man makes music", "entailment"),
+    ("a man plays a guitar", "a woman sleeps", "contradiction"),
+    ("a dog runs in a park", "an animal moves", "entailment"),
+    ("a dog runs in a park", "the dog is asleep", "contradiction"),
+    ("kids play football", "children play", "entailment"),
+    ("kids play football", "nobody plays", "contradiction"),
+    ("a cat sits on a mat", "a cat is on a mat", "entailment"),
+    ("a cat sits on a mat", "a dog barks", "neutral"),
+]
+
+
+def test_feature_ablation_on_a_tiny_bert(tiny_folder):
+    config = TrainingConfig(max_steps=2, batch_size=4, show_progress=False, eval_before=False)
+    table = ex.feature_ablation(
+        tiny_folder, [("u", "v"), ("u", "v", "|u-v|")], NLI_ROWS, config, _tiny_sts()
+    )
+    assert list(table.index) == ["untrained (start model)", "(u, v)", "(u, v, |u-v|)"]
+    assert table.loc["untrained (start model)", "change"] == 0.0
+    assert table["spearman"].between(-100, 100).all()
+    assert table.loc["(u, v)", "options"] == {"features": ("u", "v")}
+    assert set(table.attrs["records"]) == {"(u, v)", "(u, v, |u-v|)"}
+    log = table.attrs["logs"]["(u, v, |u-v|)"]
+    assert log["loss"]["features"] == ["u", "v", "|u-v|"] and log["steps_done"] == 2
+    assert "provenance" in log and table.attrs["eval_data"] == "stsb/dev: all 5 pairs"
+    assert all(math.isfinite(x) for x in table["final_loss"].iloc[1:])
+    summary = ex.run_summary(table.attrs["logs"])
+    assert list(summary.index) == ["(u, v)", "(u, v, |u-v|)"]
+    assert summary["steps"].tolist() == [2, 2] and summary["batch size"].tolist() == [4, 4]
+    assert summary.loc["(u, v)", "objective"] == "softmax (num_labels=3; features=u, v)"
+    rows = ex.variant_rows(table, "STSb dev", setup_prefix="softmax ")
+    assert [r["setup"] for r in rows] == ["softmax (u, v)", "softmax (u, v, |u-v|)"]
+    assert rows[0]["value"] == table.loc["(u, v)", "spearman"]
+    with_base = ex.variant_rows(table, "STSb dev", "softmax ", baseline_setup="tiny, untrained")
+    assert [r["setup"] for r in with_base][0] == "tiny, untrained" and len(with_base) == 3
+    frame = measured_vs_published(rows, ex.published_table6_rows([("u", "v")]))
+    assert len(frame) == 3 and frame["kind"].iloc[-1].startswith("published: Reimers")
+
+
+def test_train_variants_trains_a_fresh_model_per_variant(tiny_folder):
+    """Same seed, same variant twice: identical results, so no run starts from another's weights."""
+    config = TrainingConfig(max_steps=2, batch_size=2, show_progress=False, eval_before=False)
+    rows = [(a, p, n) for (a, p, _), (_, n, _) in zip(NLI_ROWS[::2], NLI_ROWS[1::2], strict=True)]
+    variants = {
+        "first": ("triplet", {"distance": "euclidean", "margin": 1.0}),
+        "again": ("triplet", {"distance": "euclidean", "margin": 1.0}),
+    }
+    table = ex.train_variants(tiny_folder, variants, rows, config, _tiny_sts(), baseline=False)
+    assert "change" not in table.columns
+    assert table.loc["first", "spearman"] == table.loc["again", "spearman"]
+    assert table.loc["first", "final_loss"] == table.loc["again", "final_loss"]
+
+
+@needs_data
+def test_before_after_on_a_tiny_bert(tiny_folder):
+    config = TrainingConfig(max_steps=2, batch_size=4, show_progress=False)
+    table, run = ex.before_after(tiny_folder, "cosine", "stsb", config, max_examples=16)
+    assert list(table.index) == ["STSb"]
+    assert table.loc["STSb", "change"] == pytest.approx(
+        table.loc["STSb", "after"] - table.loc["STSb", "before"]
+    )
+    assert run.log["steps_done"] == 2 and run.log["train_data"]["examples"] == 16
+    assert any("sts-test" in f for f in table.attrs["provenance"]["data_files"])
+    rows = ex.before_after_rows(table, "tiny", run)
+    assert [r["setup"] for r in rows] == [
+        "tiny, before training",
+        "tiny + cosine on 16 examples, 2 steps",
+    ]
+    assert rows[1]["value"] == table.loc["STSb", "after"]
+    assert {r["metric"] for r in rows} == {"STSb test Spearman x100"}
+
+
+# --------------------------------------------------------------------------- published numbers
+def test_published_rows_carry_their_source():
+    rows = ex.published_table6_rows() + ex.published_table2_rows() + ex.published_wikisec_rows()
+    assert all(r["source"] and isinstance(r["value"], float) for r in rows)
+    table6 = {r["setup"]: r["value"] for r in ex.published_table6_rows()}
+    assert table6["SBERT-NLI-base, softmax on (u, v, |u-v|)"] == 80.78
+    assert table6["SBERT-NLI-base, softmax on (u, v)"] == 66.04
+    assert len(table6) == 7
+    assert all(set(k) <= set(VALID_FEATURES) for k in ex.SBERT_TABLE6_CONCAT)
+    assert [r["value"] for r in ex.published_table2_rows()] == [84.67, 85.35]
+    assert "± 0.19" in ex.published_table2_rows()[0]["setup"]
+    with pytest.raises(KeyError):
+        ex.published_table6_rows([("v",)])
+    frame = measured_vs_published([], ex.published_wikisec_rows())
+    assert frame["kind"].str.startswith("published:").all()
