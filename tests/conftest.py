@@ -43,8 +43,42 @@ def st_minilm(minilm_path):
 @pytest.fixture(scope="session")
 def tiny_bert(minilm_path):
     """A 2-layer random-weight BERT with the real MiniLM tokenizer: for mechanics, not numbers."""
+    from transformers import AutoTokenizer
+
+    return build_tiny_bert().eval(), AutoTokenizer.from_pretrained(minilm_path)
+
+
+class FakeDataset(dict):
+    """A column dict with a length: what the loaders read from a ``datasets.Dataset``."""
+
+    def __len__(self):
+        return len(next(iter(self.values())))
+
+
+def fake_hub(monkeypatch, tables, calls) -> None:
+    """Replace the ``datasets`` module by one whose ``load_dataset`` serves ``tables`` and logs calls.
+
+    ``tables`` maps a dataset id to its columns, or is one column dict served for every id. The
+    local data setting and the offline switches are cleared, so the loaders take the hub path.
+    """
+    import sys
+    import types
+
+    def load_dataset(dataset_id, split):
+        calls.append((dataset_id, split))
+        return FakeDataset(tables.get(dataset_id, tables))
+
+    module = types.ModuleType("datasets")
+    module.load_dataset = load_dataset
+    monkeypatch.setitem(sys.modules, "datasets", module)
+    for name in ("SBERT_TUTOR_DATA", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def build_tiny_bert(dropout: float = 0.1):
+    """A 2-layer random-weight BERT config'd model (seed 0): for mechanics, never for numbers."""
     import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
     config = BertConfig(
@@ -54,5 +88,7 @@ def tiny_bert(minilm_path):
         num_attention_heads=2,
         intermediate_size=64,
         max_position_embeddings=64,
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
     )
-    return BertModel(config).eval(), AutoTokenizer.from_pretrained(minilm_path)
+    return BertModel(config)

@@ -4,7 +4,6 @@ data, errors, and the hub path (with a faked ``datasets``)."""
 from __future__ import annotations
 
 import sys
-import types
 
 import numpy as np
 import pandas as pd
@@ -23,7 +22,7 @@ from sbert_tutor.data import (
     supmpn_groups,
 )
 from sbert_tutor.data.nli import SubstituteDataWarning, check_nli_task
-from tests.conftest import needs_data
+from tests.conftest import fake_hub, needs_data
 
 # ------------------------------------------------------------------ local data (MANIFEST counts)
 
@@ -190,24 +189,6 @@ def test_task_names():
 # ------------------------------------------------------------------ hub path (faked datasets)
 
 
-class _FakeDataset(dict):
-    def __len__(self):
-        return len(next(iter(self.values())))
-
-
-def _fake_datasets(monkeypatch, tables, calls):
-    def load_dataset(dataset_id, split):
-        calls.append((dataset_id, split))
-        return _FakeDataset(tables[dataset_id])
-
-    module = types.ModuleType("datasets")
-    module.load_dataset = load_dataset
-    monkeypatch.setitem(sys.modules, "datasets", module)
-    monkeypatch.delenv("SBERT_TUTOR_DATA", raising=False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-
-
 TABLES = {
     "stanfordnlp/snli": {
         "premise": ["p1", "p1", "p2"],
@@ -220,7 +201,7 @@ TABLES = {
 
 def test_hub_snli_drops_pairs_without_gold_label(monkeypatch):
     calls = []
-    _fake_datasets(monkeypatch, TABLES, calls)
+    fake_hub(monkeypatch, TABLES, calls)
     data = load_nli("snli", "train")
     assert calls == [("stanfordnlp/snli", "train")]
     assert data.hypotheses == ["h1", "h3"] and data.labels == ["entailment", "contradiction"]
@@ -229,7 +210,7 @@ def test_hub_snli_drops_pairs_without_gold_label(monkeypatch):
 
 def test_hub_allnli_is_snli_plus_multinli(monkeypatch):
     calls = []
-    _fake_datasets(monkeypatch, TABLES, calls)
+    fake_hub(monkeypatch, TABLES, calls)
     data = load_nli_train()  # the paper's training set when SBERT_TUTOR_DATA is unset
     assert calls == [("stanfordnlp/snli", "train"), ("nyu-mll/multi_nli", "train")]
     assert data.name == "allnli" and data.premises == ["p1", "p2", "m1"]
@@ -240,7 +221,7 @@ def test_hub_allnli_is_snli_plus_multinli(monkeypatch):
 
 
 def test_hub_errors_name_the_setting(monkeypatch):
-    _fake_datasets(monkeypatch, TABLES, [])
+    fake_hub(monkeypatch, TABLES, [])
     with pytest.raises(DataNotFoundError, match="SBERT_TUTOR_DATA"):
         load_nli("sick", "train")  # SICK-E only from the local folder
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-import types
 
 import numpy as np
 import pytest
 
 from sbert_tutor.data import DataNotFoundError, load_sts
-from tests.conftest import needs_data
+from tests.conftest import fake_hub, needs_data
 
 # Pair counts stated in shared/data/MANIFEST.md (SentEval sizes; STS13 without SMT).
 COUNTS = {
@@ -112,28 +111,10 @@ def test_nan_score_is_an_error(tmp_path, monkeypatch):
         load_sts("stsb")
 
 
-class _FakeDataset(dict):
-    def __len__(self):
-        return len(next(iter(self.values())))
-
-
-def _fake_datasets(monkeypatch, table, calls):
-    def load_dataset(dataset_id, split):
-        calls.append((dataset_id, split))
-        return _FakeDataset(table)
-
-    module = types.ModuleType("datasets")
-    module.load_dataset = load_dataset
-    monkeypatch.setitem(sys.modules, "datasets", module)
-    monkeypatch.delenv("SBERT_TUTOR_DATA", raising=False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-
-
 def test_hub_path_stsb_rescales_to_0_5(monkeypatch):
     calls = []
     table = {"sentence1": ["a b", "c d"], "sentence2": ["a c", "e f"], "score": [0.9, 0.1]}
-    _fake_datasets(monkeypatch, table, calls)
+    fake_hub(monkeypatch, table, calls)
     data = load_sts("stsb", "dev")
     assert calls == [("sentence-transformers/stsb", "validation")]
     np.testing.assert_allclose(data.scores, [4.5, 0.5])
@@ -142,7 +123,7 @@ def test_hub_path_stsb_rescales_to_0_5(monkeypatch):
 
 def test_hub_path_sts_year_has_no_subsets(monkeypatch):
     calls = []
-    _fake_datasets(monkeypatch, {"sentence1": ["x"], "sentence2": ["y"], "score": [3.2]}, calls)
+    fake_hub(monkeypatch, {"sentence1": ["x"], "sentence2": ["y"], "score": [3.2]}, calls)
     data = load_sts("sts14")
     assert calls == [("mteb/sts14-sts", "test")] and data.subsets == ["all"]
 
@@ -151,7 +132,7 @@ def test_hub_failure_names_the_setting(monkeypatch):
     def broken(dataset_id, split):
         raise ConnectionError("no route to host")
 
-    _fake_datasets(monkeypatch, {}, [])
+    fake_hub(monkeypatch, {}, [])
     sys.modules["datasets"].load_dataset = broken
     with pytest.raises(
         DataNotFoundError,

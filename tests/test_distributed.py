@@ -28,22 +28,12 @@ def _init(rank: int, rendezvous: str) -> None:
 
 
 def _tiny_encoder(tokenizer_path: str):
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from transformers import AutoTokenizer
 
     from sbert_tutor import SentenceEncoder
+    from tests.conftest import build_tiny_bert
 
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=30522,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,  # dropout noise differs per process
-    )
-    model = BertModel(config)
+    model = build_tiny_bert(dropout=0.0)  # dropout noise would differ per process
     return SentenceEncoder(
         model, AutoTokenizer.from_pretrained(tokenizer_path), normalize=False, max_seq_length=32
     )
