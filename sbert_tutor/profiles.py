@@ -77,6 +77,18 @@ SIZES: dict[str, tuple[Any, Any]] = {
     "objective_probe_premises": ((500, 300), (20000, 2000)),
     "objective_scale_pairs": (500, None),
     "objective_margin_triplets": (500, 5000),
+    # chapter 12, the distance dilemma: test queries (the first ones of the dev subset; the rest
+    # train), random extra test passages beyond their judged + BM25 candidates (None = the whole
+    # mini corpus), BM25 negatives per training query (None = all), the start model, optimizer
+    # steps (None = full epochs) and epochs, batch size, and triplets in the PCA picture
+    "dilemma_test_queries": (100, 200),
+    "dilemma_other_passages": (0, None),
+    "dilemma_negatives_per_query": (2, None),
+    "dilemma_model": ("sentence-transformers/all-MiniLM-L6-v2", "bert-base-uncased"),
+    "dilemma_steps": (32, None),
+    "dilemma_epochs": (1, 1),
+    "dilemma_batch_size": (16, 16),
+    "dilemma_pca_triplets": (40, 100),
 }
 
 

@@ -688,10 +688,15 @@ def published_stsb_rows(names: Sequence[str] | None = None) -> list[dict[str, An
 
 
 def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
-    """The key provenance fields of each run's ``log["provenance"]``, one row a run."""
+    """The key provenance fields of each run's ``log["provenance"]``, one column a run.
+
+    ``runs`` maps names to :class:`~sbert_tutor.training.recipe.TrainRun` objects or to their
+    ``log`` dicts.
+    """
     rows = {}
     for name, run in runs.items():
-        prov = run.log["provenance"]
+        log = run.log if hasattr(run, "log") else run
+        prov = log["provenance"]
         git = prov.get("git", {})
         hw = prov.get("hardware", {})
         model = prov.get("model") or {}
@@ -705,7 +710,7 @@ def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
                 f"{path.rsplit('/', 2)[-2]}/{path.rsplit('/', 1)[-1]}: {digest[:12]}"
                 for path, digest in prov.get("data_files", {}).items()
             ),
-            "train data": run.log["train_data"]["source"],
+            "train data": log["train_data"]["source"],
             "timestamp": prov.get("timestamp"),
         }
     return pd.DataFrame(rows)

@@ -1,0 +1,334 @@
+"""Chapter 12 (sbert_tutor.experiments.distance_dilemma): Platt calibration against scipy, PCA
+against an eigendecomposition, the training-set construction on hand-made data, the data split on
+the real files, and the train-and-evaluate runner on a tiny BERT (mechanics only)."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.optimize import minimize
+
+from sbert_tutor.data.msmarco import MSMarcoData
+from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.experiments import distance_dilemma as dd
+from sbert_tutor.metrics import evaluate_run
+from sbert_tutor.training import TrainingConfig
+from tests.conftest import needs_data
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# ------------------------------------------------------------------------------ Platt scaling
+def _platt_objective(w, c, y):
+    n_pos, n_neg = (y == 1).sum(), (y == 0).sum()
+    t = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+    z = w[0] * c + w[1]
+    # cross-entropy with soft targets, written with logaddexp for stability
+    return float(np.sum(t * np.logaddexp(0, -z) + (1 - t) * np.logaddexp(0, z)))
+
+
+@pytest.mark.parametrize("separable", [False, True])
+def test_platt_scale_matches_a_generic_optimiser(separable):
+    rng = np.random.default_rng(0)
+    y = (rng.random(300) < 0.2).astype(int)
+    c = rng.normal(0.2, 0.15, 300) + (0.6 if separable else 0.15) * y
+    if separable:
+        c[y == 1] = np.maximum(c[y == 1], c[y == 0].max() + 0.01)
+    a, b = dd.platt_scale(c, y)
+    ref = minimize(
+        _platt_objective,
+        x0=[0.0, 0.0],
+        args=(c, y),
+        method="Nelder-Mead",
+        options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000},
+    )
+    # ours is at least as good a minimum as the generic optimiser's, and at the same place
+    assert _platt_objective([a, b], c, y) <= ref.fun + 1e-9
+    assert a == pytest.approx(ref.x[0], rel=1e-4, abs=1e-4)
+    assert b == pytest.approx(ref.x[1], rel=1e-4, abs=1e-4)
+    assert a > 0  # higher teacher cosine -> more likely relevant
+    assert math.isfinite(a)
+
+
+def test_platt_scale_symmetric_hand_example():
+    # two points per class, mirrored around c = 0 with equal counts: b = 0 by symmetry
+    a, b = dd.platt_scale([-1.0, -0.5, 0.5, 1.0], [0, 0, 1, 1])
+    assert b == pytest.approx(0.0, abs=1e-12)
+    assert a > 0
+
+
+@pytest.mark.parametrize(
+    ("scores", "labels", "match"),
+    [
+        ([0.1, 0.2], [1], "equal-length"),
+        ([0.1, float("nan")], [1, 0], "NaN"),
+        ([0.1, 0.2], [1, 2], "0 or 1"),
+        ([0.1, 0.2], [1, 1], "both classes"),
+    ],
+)
+def test_platt_scale_errors(scores, labels, match):
+    with pytest.raises(ValueError, match=match):
+        dd.platt_scale(scores, labels)
+
+
+# -------------------------------------------------------------------------------------- PCA
+def test_pca_2d_matches_eigendecomposition():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(60, 8)) @ rng.normal(size=(8, 8))
+    coords, ratio = dd.pca_2d(x)
+    centred = x - x.mean(0)
+    values, vectors = np.linalg.eigh(np.cov(centred, rowvar=False))
+    order = np.argsort(values)[::-1]
+    ref = centred @ vectors[:, order[:2]]
+    for j in range(2):  # a component's sign is arbitrary
+        sign = np.sign(ref[:, j] @ coords[:, j])
+        np.testing.assert_allclose(coords[:, j], sign * ref[:, j], atol=1e-9)
+    np.testing.assert_allclose(ratio, values[order[:2]] / values.sum(), rtol=1e-9)
+
+
+# ------------------------------------------------------------------------- training sets
+class BagEncoder:
+    """Deterministic 'encoder': counts of a few words. Enough to check the bookkeeping."""
+
+    name = "bag-of-words"
+    vocab = ("cat", "dog", "sun", "rain", "tea")
+
+    def __init__(self):
+        self.calls = 0
+
+    def encode(self, texts, batch_size=64):
+        self.calls += 1
+        return np.array(
+            [[t.split().count(w) + 0.1 * (i + 1) for i, w in enumerate(self.vocab)] for t in texts]
+        )
+
+
+def _hand_data() -> dd.DilemmaData:
+    test = MSMarcoData(
+        name="msmarco-dev-subset",
+        queries={"t1": "tea"},
+        qrels={"t1": {"p9": 1}},
+        corpus={"p9": "tea tea", "p8": "rain"},
+        corpus_name="mini",
+        relevance_threshold=1,
+        source="hand-made",
+    )
+    return dd.DilemmaData(
+        train_queries={"q1": "cat", "q2": "sun"},
+        positives={"q1": ["p1"], "q2": ["p3", "p4"]},
+        negatives={"q1": ["p2", "p3", "p5"], "q2": ["p1"]},
+        passages={
+            "p1": "cat cat",
+            "p2": "dog",
+            "p3": "sun",
+            "p4": "sun sun rain",
+            "p5": "dog cat",
+        },
+        test=test,
+    )
+
+
+def test_build_training_sets_counts_and_teacher():
+    data, teacher = _hand_data(), BagEncoder()
+    sets = dd.build_training_sets(data, teacher, negatives_per_query=2)
+    # q1: 1 positive + 2 negatives; q2: 2 positives + 1 negative
+    assert len(sets.pairs) == 3 + 3
+    assert sets.pairs["label"].tolist() == [1, 0, 0, 1, 1, 0]
+    assert sets.pairs["passage"].tolist() == [
+        "cat cat",
+        "dog",
+        "sun",
+        "sun",
+        "sun sun rain",
+        "cat cat",
+    ]
+    # triplets: every positive with every kept negative (1x2 + 2x1)
+    assert sets.triplet() == [
+        ("cat", "cat cat", "dog"),
+        ("cat", "cat cat", "sun"),
+        ("sun", "sun", "cat cat"),
+        ("sun", "sun sun rain", "cat cat"),
+    ]
+    assert teacher.calls == 1  # every text encoded once
+    emb = BagEncoder().encode(["cat", "cat cat"])
+    cos = emb[0] @ emb[1] / np.linalg.norm(emb[0]) / np.linalg.norm(emb[1])
+    assert sets.pairs["teacher_cosine"].iloc[0] == pytest.approx(cos, abs=1e-12)
+    a, b = sets.calibration
+    assert (a, b) == dd.platt_scale(sets.pairs["teacher_cosine"], sets.pairs["label"])
+    np.testing.assert_allclose(sets.pairs["teacher_logit"], a * sets.pairs["teacher_cosine"] + b)
+    assert sets.siamese()[0] == ("cat", "cat cat", sets.pairs["teacher_logit"].iloc[0])
+    summary = dd.teacher_summary(sets)
+    assert summary.loc["positive", "pairs"] == 3 and summary.loc["BM25 negative", "pairs"] == 3
+    all_negs = dd.build_training_sets(data, BagEncoder(), negatives_per_query=None)
+    assert len(all_negs.triplets) == 3 + 2
+
+
+def test_build_training_sets_rejects_zero_negatives():
+    with pytest.raises(ValueError, match="negatives_per_query"):
+        dd.build_training_sets(_hand_data(), BagEncoder(), negatives_per_query=0)
+
+
+# ----------------------------------------------------------------------------- result tables
+def _long_table() -> pd.DataFrame:
+    rows = []
+    for setup, arch, distance, base in [
+        ("start model / cosine", "start model", "cosine", 0.5),
+        ("start model / euclidean", "start model", "euclidean", 0.5),
+        ("Siamese / cosine", "Siamese", "cosine", 0.55),
+        ("Triplet / euclidean", "Triplet", "euclidean", 0.45),
+    ]:
+        for measure in dd.MEASURES:
+            for k in (1, 10):
+                rows.append(
+                    dict(
+                        setup=setup,
+                        architecture=arch,
+                        distance=distance,
+                        measure=measure,
+                        k=k,
+                        value=base + k / 100,
+                    )
+                )
+    return pd.DataFrame(rows)
+
+
+def test_results_grid_and_best_setup():
+    table = _long_table()
+    grid = dd.results_grid(table)
+    assert list(grid.columns) == [f"{m}@{k}" for m in dd.MEASURES for k in (1, 10)]
+    assert grid.loc["Siamese / cosine", "mrr@10"] == pytest.approx(0.65)
+    change = dd.best_setup(table, "mrr", 10)
+    assert change.to_dict() == pytest.approx(
+        {"Siamese / cosine": 0.05, "Triplet / euclidean": -0.05}
+    )
+
+
+def test_setup_score():
+    assert dd.setup_score("ce", {"similarity": "euclidean"}) == "euclidean"
+    assert dd.setup_score("triplet", {"distance": "cosine"}) == "cosine"
+    with pytest.raises(ValueError, match="no ranking score"):
+        dd.setup_score("triplet", {"distance": "manhattan"})
+
+
+# ------------------------------------------------------------------------------ real data
+@needs_data
+def test_load_dilemma_data_split_is_disjoint_and_consistent():
+    from sbert_tutor.data.msmarco import load_bm25_candidates, load_msmarco
+
+    data = dd.load_dilemma_data(n_test=50, n_other=0)
+    dev = load_msmarco("msmarco-dev-subset")
+    ranked = load_bm25_candidates(with_labels=True)
+    assert len(data.test.queries) == 50
+    assert not set(data.train_queries) & set(data.test.queries)
+    assert data.describe()["overlap_queries"] == 0
+    assert len(data.train_queries) > 400  # 540 minus the test queries, minus any without negatives
+    for qid in data.train_queries:
+        assert set(data.positives[qid]) <= {p for p, g in dev.qrels[qid].items() if g >= 1}
+        assert not set(data.negatives[qid]) & set(dev.qrels[qid])
+        bm25_order = [p for p, _ in ranked[qid]]
+        positions = [bm25_order.index(p) for p in data.negatives[qid]]
+        assert positions == sorted(positions)
+    # every test query keeps its judged passages, so the metrics measure the model, not the gap
+    for docs in data.test.qrels.values():
+        assert set(docs) <= set(data.test.corpus)
+    triplets = dd.held_out_triplets(data.test, 5, {q: [p for p, _ in v] for q, v in ranked.items()})
+    assert len(triplets) == 5
+    assert all(q in data.test.queries.values() for q, _, _ in triplets)
+
+
+# ------------------------------------------------------------------ the runner on a tiny BERT
+@pytest.fixture
+def tiny_folder(tiny_bert, tmp_path):
+    model, tokenizer = tiny_bert
+    encoder = SentenceEncoder(
+        copy.deepcopy(model), tokenizer, pooling="mean", normalize=True, max_seq_length=32
+    )
+    return str(encoder.save(tmp_path / "tiny"))
+
+
+def test_run_dilemma_on_a_tiny_bert(tiny_folder):
+    data = _hand_data()
+    sets = dd.build_training_sets(data, BagEncoder(), negatives_per_query=2)
+    config = TrainingConfig(max_steps=2, batch_size=2, show_progress=False, eval_before=False)
+    run = dd.run_dilemma(tiny_folder, sets, data.test, config, ks=(1, 2))
+    assert set(run.records) == set(dd.SETUPS)
+    assert all(log["steps_done"] == 2 for log in run.logs.values())
+    assert run.logs["Siamese / euclidean"]["loss"] == {"name": "ce", "similarity": "euclidean"}
+    assert run.logs["Triplet / cosine"]["train_data"]["examples"] == 4
+    assert run.logs["Siamese / cosine"]["train_data"]["examples"] == 6
+    assert run.logs["Triplet / cosine"]["train_data"]["source"].startswith(
+        "distance-dilemma triplets: "
+    )
+    grid = dd.results_grid(run.table)
+    assert len(grid) == 2 + len(dd.SETUPS)
+    # the table holds what the metrics module gives for the same encoder's ranking
+    encoder = run.encoders["Triplet / euclidean"]
+    q = encoder.encode(["tea"])
+    docs = list(data.test.corpus)
+    d = encoder.encode([data.test.corpus[p] for p in docs])
+    dist = np.linalg.norm(q - d, axis=1)
+    ref = evaluate_run(
+        {"t1": {p: -float(x) for p, x in zip(docs, dist, strict=True)}}, data.test.qrels, ks=(1, 2)
+    )
+    row = run.table[(run.table["setup"] == "Triplet / euclidean") & (run.table["measure"] == "mrr")]
+    assert row.set_index("k")["value"].to_dict() == pytest.approx(
+        {1: ref["mrr@1"], 2: ref["mrr@2"]}
+    )
+    assert set(run.per_query) == set(grid.index)
+    assert run.per_query["Triplet / euclidean"]["mrr@2"].mean() == pytest.approx(ref["mrr@2"])
+    points, summary = dd.triplet_geometry(
+        {"start": run.encoders["start model"]}, [("tea", "tea tea", "rain"), ("cat", "cat", "dog")]
+    )
+    assert len(points) == 6 and set(points["role"]) == {"query", "positive", "negative"}
+    assert 0 < summary.loc["start", "PCA variance shown"] <= 1 + 1e-9
+
+
+def test_paired_bootstrap_hand_examples():
+    idx = ["q1", "q2", "q3", "q4"]
+    per_query = {
+        "base": pd.DataFrame({"mrr@10": [0.5, 1.0, 0.0, 0.25]}, index=idx),
+        "shifted": pd.DataFrame({"mrr@10": [0.6, 1.1, 0.1, 0.35]}, index=idx),
+        "mixed": pd.DataFrame({"mrr@10": [1.0, 0.5, 0.0, 0.25]}, index=idx[::-1][::-1]),
+    }
+    out = dd.paired_bootstrap(per_query, "base", n_resamples=500)
+    # a constant per-query change: every resample has the same mean, the interval is a point
+    assert out.loc["shifted", "mrr@10 change"] == pytest.approx(0.1)
+    assert out.loc["shifted", "95% low"] == pytest.approx(0.1)
+    assert out.loc["shifted", "95% high"] == pytest.approx(0.1)
+    assert out.loc["shifted", "queries better"] == 4
+    # +0.5 on q1, -0.5 on q2: mean 0, the interval straddles 0
+    assert out.loc["mixed", "mrr@10 change"] == pytest.approx(0.0)
+    assert out.loc["mixed", "95% low"] < 0 < out.loc["mixed", "95% high"]
+    assert (out.loc["mixed", "queries better"], out.loc["mixed", "queries worse"]) == (1, 1)
+    with pytest.raises(KeyError, match="no per-query results"):
+        dd.paired_bootstrap(per_query, "nope")
+
+
+def test_target_cosines_and_shift():
+    table = dd.target_cosines([0.0, 0.5, 1.0])
+    assert table["Siamese / cosine"].tolist() == [0.0, 0.5, 1.0]
+    assert table["Siamese / euclidean"].tolist() == [0.5, 0.875, 1.0]
+    # the euclidean target is the cosine at unit-vector distance 1 - y
+    y = 0.3
+    cos = table.loc[0.5, "Siamese / euclidean"]
+    assert math.sqrt(2 - 2 * cos) == pytest.approx(1 - 0.5)
+    assert 1 - (1 - y) ** 2 / 2 == pytest.approx(dd.target_cosines([y]).iloc[0, 1])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        dd.target_cosines([1.2])
+    sets = dd.build_training_sets(_hand_data(), BagEncoder(), negatives_per_query=2)
+    shift = dd.target_shift(sets)
+    pos = sets.pairs[sets.pairs["label"] == 1]
+    probs = 1 / (1 + np.exp(-pos["teacher_logit"]))
+    assert shift.loc["positive", "target: Siamese / cosine"] == pytest.approx(probs.mean())
+    assert shift.loc["positive", "teacher_cosine"] == pytest.approx(pos["teacher_cosine"].mean())
