@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -195,14 +195,49 @@ def search_throughput(
     ).assign(n=n, queries=queries, same_top1=float(np.mean(ours[:, 0] == dense[:, 0])))
 
 
-def recorded_results(name: str, folder: str | None = None) -> dict[str, Any] | None:
-    """A results JSON recorded earlier (e.g. a GPU run), from ``results/<name>.json``; ``None`` if absent.
+#: Where benchmark scripts' JSON results are recorded in the repository.
+RESULTS_FOLDER = "benchmarks/results"
 
-    Such files carry their own provenance (git sha, hardware, data hashes), shown with them.
+
+def recorded_results(name: str, folder: str | None = None) -> dict[str, Any] | None:
+    """A results JSON recorded earlier by a benchmark script, or ``None`` if there is none.
+
+    Reads ``<folder>/<name>.json`` (default: the repository's ``benchmarks/results``). Such files
+    carry their own provenance (git sha, hardware, packages, data hashes, command), shown with
+    them: e.g. ``encode_cpu_2threads`` (``benchmarks/encode.py --json``) or ``encode_gpu``.
     """
     import json
     from pathlib import Path
 
-    base = Path(folder) if folder else Path(__file__).resolve().parents[1] / "results"
+    base = Path(folder) if folder else Path(__file__).resolve().parents[1] / RESULTS_FOLDER
     path = base / f"{name}.json"
     return json.loads(path.read_text()) if path.is_file() else None
+
+
+def recorded_encode_summary(record: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.Series]:
+    """A recorded ``benchmarks/encode.py`` result as a wide table and a provenance summary.
+
+    Returns ``(table, how)``: one row per batch size, one column per variant (sentences/s), plus
+    the ratios the script computed; ``how`` gives the git commit, hardware, torch threads,
+    sentences, repeats, timestamp and command.
+    """
+    results = pd.DataFrame(record["results"])
+    table = results.pivot(index="batch_size", columns="variant", values="sentences_per_s")
+    ratios = pd.DataFrame(record.get("ratios", [])).set_index("batch_size")
+    table = table.join(ratios)
+    prov = record.get("provenance", {})
+    git, hw = prov.get("git", {}), prov.get("hardware", {})
+    how = pd.Series(
+        {
+            "git commit": str(git.get("sha", ""))[:12] + (" (dirty)" if git.get("dirty") else ""),
+            "hardware": f"{hw.get('device')}, {hw.get('cpu_count')} cores, "
+            f"{hw.get('torch_threads')} torch threads",
+            "sentences": record.get("n_sentences"),
+            "repeats": record.get("repeats"),
+            "max |ours - reference|": f"{results.get('max_abs_diff', pd.Series([np.nan])).max():.1e}",
+            "timestamp": prov.get("timestamp"),
+            "command": " ".join(prov.get("command", [])),
+        },
+        name=record.get("model"),
+    )
+    return table, how

@@ -59,3 +59,38 @@ def test_throughput_by_length_groups_by_tokens(tiny):
     table = throughput_by_length(tiny, SENTENCES, bins=(0, 8, 16, 64), batch_size=8, repeats=1)
     assert list(table["tokens"]) == ["0-7", "8-15", "16-63"]
     assert table["n"].sum() == len(SENTENCES) and (table["sentences_per_s"] > 0).all()
+
+
+def test_recorded_results_and_encode_summary(tmp_path):
+    import json
+
+    from sbert_tutor.speed import recorded_encode_summary, recorded_results
+
+    assert recorded_results("absent", folder=str(tmp_path)) is None
+    record = {
+        "model": "m",
+        "n_sentences": 10,
+        "repeats": 3,
+        "results": [
+            {"batch_size": 32, "variant": "ours", "sentences_per_s": 12.0},
+            {"batch_size": 32, "variant": "ref", "sentences_per_s": 10.0, "max_abs_diff": 2e-7},
+            {"batch_size": 64, "variant": "ours", "sentences_per_s": 15.0},
+            {"batch_size": 64, "variant": "ref", "sentences_per_s": 10.0, "max_abs_diff": 1e-7},
+        ],
+        "ratios": [{"batch_size": 32, "ours_vs_ref": 1.2}, {"batch_size": 64, "ours_vs_ref": 1.5}],
+        "provenance": {
+            "git": {"sha": "0123456789abcdef", "dirty": False},
+            "hardware": {"device": "cpu", "cpu_count": 2, "torch_threads": 2},
+            "timestamp": "t",
+            "command": ["benchmarks/encode.py", "--json", "x.json"],
+        },
+    }
+    (tmp_path / "enc.json").write_text(json.dumps(record))
+    loaded = recorded_results("enc", folder=str(tmp_path))
+    assert loaded == record
+    table, how = recorded_encode_summary(loaded)
+    assert table.loc[64, "ours"] == 15.0 and table.loc[32, "ref"] == 10.0
+    assert table.loc[64, "ours_vs_ref"] == 1.5
+    assert how["git commit"] == "0123456789ab"
+    assert how["max |ours - reference|"] == "2.0e-07"
+    assert how["command"] == "benchmarks/encode.py --json x.json"
