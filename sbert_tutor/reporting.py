@@ -69,3 +69,32 @@ def plot_loss_curves(records: Mapping[str, Any], ax=None, window: int = 10):
     ax.set_ylabel(f"training loss (moving average over {window} steps)")
     ax.legend(fontsize=8)
     return ax
+
+
+def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
+    """The key provenance fields of each run's ``log["provenance"]``, one column a run.
+
+    ``runs`` maps names to :class:`~sbert_tutor.training.recipe.TrainRun` objects or to their
+    ``log`` dicts.
+    """
+    rows = {}
+    for name, run in runs.items():
+        log = run.log if hasattr(run, "log") else run
+        prov = log["provenance"]
+        git = prov.get("git", {})
+        hw = prov.get("hardware", {})
+        model = prov.get("model") or {}
+        rows[name] = {
+            "git commit": str(git.get("sha", ""))[:12] + (" (dirty)" if git.get("dirty") else ""),
+            "profile": prov.get("profile"),
+            "hardware": f"{hw.get('device')}, {hw.get('torch_threads')} threads, {hw.get('cpu')}",
+            "model": f"{model.get('name')} ({model.get('pooling')} pooling)",
+            "seed": prov.get("seed"),
+            "data files (sha256)": "; ".join(
+                f"{path.rsplit('/', 2)[-2]}/{path.rsplit('/', 1)[-1]}: {digest[:12]}"
+                for path, digest in prov.get("data_files", {}).items()
+            ),
+            "train data": log["train_data"]["source"],
+            "timestamp": prov.get("timestamp"),
+        }
+    return pd.DataFrame(rows)

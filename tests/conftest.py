@@ -48,6 +48,34 @@ def tiny_bert(minilm_path):
     return build_tiny_bert().eval(), AutoTokenizer.from_pretrained(minilm_path)
 
 
+@pytest.fixture
+def single_thread():
+    """Tiny models gain nothing from threads, and on a busy 2-core machine OpenMP threads that
+    wait for each other make them ~40x slower. Bit-identity is compared at a fixed thread count.
+
+    Modules opt in with ``pytestmark = pytest.mark.usefixtures("single_thread")``.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def save_tiny_encoder(tiny_bert, folder: Path, normalize: bool = False) -> str:
+    """Save the ``tiny_bert`` fixture as a sentence-transformers folder (mean pooling, 32 tokens)."""
+    import copy
+
+    from sbert_tutor import SentenceEncoder
+
+    model, tokenizer = tiny_bert
+    encoder = SentenceEncoder(
+        copy.deepcopy(model), tokenizer, pooling="mean", normalize=normalize, max_seq_length=32
+    )
+    return str(encoder.save(folder))
+
+
 class FakeDataset(dict):
     """A column dict with a length: what the loaders read from a ``datasets.Dataset``."""
 

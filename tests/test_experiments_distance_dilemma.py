@@ -4,29 +4,20 @@ the real files, and the train-and-evaluate runner on a tiny BERT (mechanics only
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 from scipy.optimize import minimize
 
 from sbert_tutor.data.msmarco import MSMarcoData
-from sbert_tutor.encoder import SentenceEncoder
 from sbert_tutor.experiments import distance_dilemma as dd
 from sbert_tutor.metrics import evaluate_run
 from sbert_tutor.training import TrainingConfig
-from tests.conftest import needs_data
+from tests.conftest import needs_data, save_tiny_encoder
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 # ------------------------------------------------------------------------------ Platt scaling
@@ -250,11 +241,7 @@ def test_load_dilemma_data_split_is_disjoint_and_consistent():
 # ------------------------------------------------------------------ the runner on a tiny BERT
 @pytest.fixture
 def tiny_folder(tiny_bert, tmp_path):
-    model, tokenizer = tiny_bert
-    encoder = SentenceEncoder(
-        copy.deepcopy(model), tokenizer, pooling="mean", normalize=True, max_seq_length=32
-    )
-    return str(encoder.save(tmp_path / "tiny"))
+    return save_tiny_encoder(tiny_bert, tmp_path / "tiny", normalize=True)
 
 
 def test_run_dilemma_on_a_tiny_bert(tiny_folder):
@@ -286,6 +273,12 @@ def test_run_dilemma_on_a_tiny_bert(tiny_folder):
         {1: ref["mrr@1"], 2: ref["mrr@2"]}
     )
     assert set(run.per_query) == set(grid.index)
+    boot = dd.bootstrap_vs_start(run, "mrr@2", n_resamples=50)
+    assert set(boot.index) == set(dd.SETUPS)
+    mrr2 = run.table[(run.table["measure"] == "mrr") & (run.table["k"] == 2)].set_index("setup")
+    start = mrr2.loc["start model / euclidean", "value"]
+    change = mrr2.loc["Triplet / euclidean", "value"] - start
+    assert boot.loc["Triplet / euclidean", "mrr@2 change"] == pytest.approx(change)
     assert run.per_query["Triplet / euclidean"]["mrr@2"].mean() == pytest.approx(ref["mrr@2"])
     points, summary = dd.triplet_geometry(
         {"start": run.encoders["start model"]}, [("tea", "tea tea", "rain"), ("cat", "cat", "dog")]

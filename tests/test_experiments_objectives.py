@@ -3,7 +3,6 @@ label scalings, margin sweeps and probes on hand-made data; the training runners
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -12,12 +11,11 @@ import pytest
 import torch
 
 from sbert_tutor.data.sts import STSData
-from sbert_tutor.encoder import SentenceEncoder
 from sbert_tutor.experiments import objectives as ex
 from sbert_tutor.losses import VALID_FEATURES, SoftmaxClassifier, triplet
 from sbert_tutor.reporting import measured_vs_published
 from sbert_tutor.training import TrainingConfig
-from tests.conftest import needs_data
+from tests.conftest import needs_data, save_tiny_encoder
 
 FEATURE_SETS = [
     ("u", "v"),
@@ -30,12 +28,7 @@ FEATURE_SETS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 # --------------------------------------------------------------------------- softmax gradients
@@ -291,9 +284,7 @@ def test_embed_triplets_encodes_each_text_once_and_samples():
 # --------------------------------------------------------------------------- training runners
 @pytest.fixture
 def tiny_folder(tiny_bert, tmp_path):
-    model, tokenizer = tiny_bert
-    encoder = SentenceEncoder(copy.deepcopy(model), tokenizer, pooling="mean", max_seq_length=32)
-    return str(encoder.save(tmp_path / "tiny"))
+    return save_tiny_encoder(tiny_bert, tmp_path / "tiny")
 
 
 def _tiny_sts() -> STSData:

@@ -42,15 +42,7 @@ from sbert_tutor.training import (
 from sbert_tutor.training.sources import load_training_data
 from tests.conftest import needs_data
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads, and on a busy 2-core machine OpenMP threads that
-    wait for each other make them ~40x slower. Bit-identity is compared at a fixed thread count."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 @pytest.fixture
@@ -425,3 +417,14 @@ def test_train_cli_errors_are_clean(encoder, tmp_path, capsys):
     assert "cross-encoder" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([*base, "--loss", "hinge", "--train", "stsb"])
+
+
+def test_final_loss_is_the_mean_of_the_last_logged_steps():
+    from sbert_tutor.training.record import TrainingRecord
+
+    record = TrainingRecord()
+    assert math.isnan(record.final_loss())
+    for step, loss in enumerate([4.0, float("nan"), 2.0, 1.0], start=1):
+        record.log_step(step, 0.0, loss, 1e-5, None)
+    assert record.final_loss(window=3) == pytest.approx(1.5)  # the NaN step is not averaged
+    assert record.final_loss(window=10) == pytest.approx(7.0 / 3)

@@ -16,7 +16,7 @@ Everything a chapter computes lives here, so a notebook cell is one short call:
   :func:`supmpn_mnrl_agreement` checks that SupMPN with one positive is MNRL.
 * **Runs.** :func:`runs_table` puts short training runs beside the start model on STSb,
   :func:`measured_rows` and :func:`published_stsb_rows` feed
-  :func:`~sbert_tutor.reporting.measured_vs_published`, :func:`provenance_table` shows how each
+  :func:`~sbert_tutor.reporting.measured_vs_published`, :func:`~sbert_tutor.reporting.provenance_table` shows how each
   run was made.
 
 Conventions: embeddings are ``torch`` tensors ``[N, d]`` (grouped ones ``[N, K, d]``); losses are
@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from sbert_tutor.losses.ranking import cosine_matrix, multiple_negatives_ranking, supmpn
+from sbert_tutor.reporting import provenance_table  # noqa: F401  (chapters 9-11 read it here)
 
 #: Published STSb test Spearman x100 (cosine), copied from papers: name -> (value, source).
 #: Only numbers we could attribute to a table; nothing here is computed.
@@ -605,11 +606,6 @@ def group_sources(groups: pd.DataFrame, nli: Any) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- runs and reporting
-def _final_loss(record: Any, window: int = 10) -> float:
-    losses = [s["loss"] for s in record.steps[-window:] if s["loss"] is not None]
-    return float(np.mean(losses)) if losses else float("nan")
-
-
 def stsb_spearman(table: pd.DataFrame) -> float:
     """The STSb Spearman x100 of an :func:`~sbert_tutor.evaluation.evaluate_sts` table."""
     return float(table.set_index("task").loc["STSb", "spearman"])
@@ -646,7 +642,7 @@ def runs_table(
                 "examples": log["train_data"]["examples"],
                 "texts per example": len(log["train_data"]["columns"]),
                 "train seconds": round(float(run.seconds), 1),
-                "final loss": _final_loss(run.record),
+                "final loss": run.record.final_loss(),
                 "STSb test Spearman": stsb_spearman(after[name]),
             }
         )
@@ -685,35 +681,6 @@ def published_stsb_rows(names: Sequence[str] | None = None) -> list[dict[str, An
         }
         for name in names
     ]
-
-
-def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
-    """The key provenance fields of each run's ``log["provenance"]``, one column a run.
-
-    ``runs`` maps names to :class:`~sbert_tutor.training.recipe.TrainRun` objects or to their
-    ``log`` dicts.
-    """
-    rows = {}
-    for name, run in runs.items():
-        log = run.log if hasattr(run, "log") else run
-        prov = log["provenance"]
-        git = prov.get("git", {})
-        hw = prov.get("hardware", {})
-        model = prov.get("model") or {}
-        rows[name] = {
-            "git commit": str(git.get("sha", ""))[:12] + (" (dirty)" if git.get("dirty") else ""),
-            "profile": prov.get("profile"),
-            "hardware": f"{hw.get('device')}, {hw.get('torch_threads')} threads, {hw.get('cpu')}",
-            "model": f"{model.get('name')} ({model.get('pooling')} pooling)",
-            "seed": prov.get("seed"),
-            "data files (sha256)": "; ".join(
-                f"{path.rsplit('/', 2)[-2]}/{path.rsplit('/', 1)[-1]}: {digest[:12]}"
-                for path, digest in prov.get("data_files", {}).items()
-            ),
-            "train data": log["train_data"]["source"],
-            "timestamp": prov.get("timestamp"),
-        }
-    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- plots

@@ -71,6 +71,7 @@ class DilemmaData:
         train_queries: ``{qid: text}``.
         positives: ``{qid: [pid, ...]}`` judged relevant passages of each training query.
         negatives: ``{qid: [pid, ...]}`` non-relevant BM25 candidates, best BM25 rank first.
+        candidates: ``{qid: [pid, ...]}`` every BM25 top-20 list, best first (test queries too).
         passages: ``{pid: text}`` every passage the training examples use.
         test: the evaluation collection (queries disjoint from ``train_queries``).
         files: local files the data came from (for provenance).
@@ -82,6 +83,7 @@ class DilemmaData:
     negatives: dict[str, list[str]]
     passages: dict[str, str]
     test: MSMarcoData
+    candidates: dict[str, list[str]] = field(default_factory=dict)  # qid -> BM25 top-20, best first
     files: tuple[Any, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -144,6 +146,7 @@ def load_dilemma_data(n_test: int = 100, n_other: int | None = 0, seed: int = 0)
         negatives=negatives,
         passages={p: dev.corpus[p] for p in sorted(used)},
         test=test,
+        candidates=ranked,
         files=files,
         notes=(*test.notes, note),
     )
@@ -481,6 +484,17 @@ def paired_bootstrap(
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.attrs.update(baseline=baseline, n_queries=len(base), n_resamples=n_resamples)
     return out
+
+
+def bootstrap_vs_start(run: DilemmaRun, metric: str = "mrr@10", **options: Any) -> pd.DataFrame:
+    """:func:`paired_bootstrap` of every trained setup against the start model ranked with the
+    same distance (cosine setups against ``start model / cosine``, and so on)."""
+    parts = []
+    for distance in ("cosine", "euclidean"):
+        group = {k: v for k, v in run.per_query.items() if k.endswith(f"/ {distance}")}
+        if len(group) > 1:
+            parts.append(paired_bootstrap(group, f"start model / {distance}", metric, **options))
+    return pd.concat(parts)
 
 
 def target_shift(sets: TrainingSets) -> pd.DataFrame:

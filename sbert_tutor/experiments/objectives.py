@@ -404,11 +404,6 @@ def head_block_means(classifier: Any, label_names: Sequence[str] | None = None) 
 
 
 # --------------------------------------------------------------------------- training runs
-def _final_loss(record: Any, window: int = 10) -> float:
-    losses = [s["loss"] for s in record.steps[-window:] if s["loss"] is not None]
-    return float(np.mean(losses)) if losses else float("nan")
-
-
 def train_variants(
     model: str,
     variants: Mapping[str, tuple[str, Mapping[str, Any]]],
@@ -472,7 +467,7 @@ def train_variants(
                 "loss": loss,
                 "options": dict(options),
                 "spearman": sts_spearman(run.encoder, eval_data),
-                "final_loss": _final_loss(run.record),
+                "final_loss": run.record.final_loss(),
                 "seconds": run.seconds,
             }
         )

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 
@@ -57,6 +58,11 @@ class TrainingRecord:
     def evals_frame(self) -> pd.DataFrame:
         """One row an evaluation: step, epoch and the metrics."""
         return pd.DataFrame(self.evals)
+
+    def final_loss(self, window: int = 10) -> float:
+        """Mean loss of the last ``window`` logged steps (NaN when none was logged)."""
+        losses = [step["loss"] for step in self.steps[-window:] if step["loss"] is not None]
+        return float(np.mean(losses)) if losses else float("nan")
 
     def smoothed_loss(self, window: int = 20) -> pd.Series:
         """Running mean of the loss over ``window`` steps (what the progress bar shows)."""
