@@ -11,7 +11,7 @@ from typing import Any
 from sbert_tutor.settings import DATA_ENV, data_dir, hf_offline
 
 # STS and NLI TSVs contain quote characters that are part of the text: never let the csv
-# module interpret them (MANIFEST.md of the data folder insists on QUOTE_NONE).
+# module interpret them (QUOTE_NONE).
 csv.field_size_limit(2**31 - 1)
 
 
@@ -27,7 +27,7 @@ def local_root() -> Path | None:
     if not root.is_dir():
         raise DataNotFoundError(
             f"{DATA_ENV}={root} is not a folder. Point {DATA_ENV} at the data folder "
-            "(the layout of the project's shared/data, see its MANIFEST.md), or unset it to "
+            "(its layout is listed in sbert_tutor.settings), or unset it to "
             "download from the Hugging Face hub."
         )
     return root
@@ -39,7 +39,7 @@ def local_file(root: Path, relative: str) -> Path:
     if not path.is_file():
         raise DataNotFoundError(
             f"{path} does not exist. {DATA_ENV}={root} must contain {relative} "
-            "(see MANIFEST.md of the shared data folder for the layout)."
+            "(the layout is listed in sbert_tutor.settings)."
         )
     return path
 
