@@ -12,7 +12,7 @@ def run(args: argparse.Namespace) -> int:
     from sbert_tutor.evaluation.sts import evaluate_sts
 
     encoder = load_encoder(args)
-    table = evaluate_sts(
+    result = evaluate_sts(
         encoder,
         tasks=args.tasks,
         aggregation=args.aggregation,
@@ -20,14 +20,14 @@ def run(args: argparse.Namespace) -> int:
         variant=args.variant,
         batch_size=args.batch_size,
     )
-    print(table.attrs["note"])
-    print(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    print(result.note)
+    print(result.table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     if args.json:
         payload = {
             "model": args.model,
             "aggregation": args.aggregation,
-            "results": table.attrs["details"],
-            "provenance": {**table.attrs["provenance"], "command": sys.argv},
+            "results": result.details,
+            "provenance": {**result.provenance, "command": sys.argv},
         }
         print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
     return 0
