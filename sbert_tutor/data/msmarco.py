@@ -54,8 +54,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from sbert_tutor.data._files import (
     DataNotFoundError,
     load_hub_dataset,
@@ -64,6 +62,7 @@ from sbert_tutor.data._files import (
     read_tsv,
 )
 from sbert_tutor.settings import DATA_ENV, hf_offline
+from sbert_tutor.stats import seeded_subset
 from sbert_tutor.validation import check_choice
 
 logger = logging.getLogger(__name__)
@@ -508,8 +507,7 @@ def sample_msmarco(
     } - judged
     rest = sorted(p for p in data.corpus if p not in judged and p not in hard)
     if n_other is not None and n_other < len(rest):
-        picks = np.random.default_rng(seed).choice(len(rest), size=n_other, replace=False)
-        rest = [rest[i] for i in sorted(picks)]
+        rest = [rest[i] for i in seeded_subset(len(rest), n_other, seed)]
     keep = judged | hard | set(rest)
     corpus = {p: t for p, t in data.corpus.items() if p in keep}
     note = (
