@@ -208,7 +208,7 @@ def recorded_results(name: str, folder: str | None = None) -> dict[str, Any] | N
     carry their own provenance (git sha, hardware, packages, data hashes, command), shown with
     them: e.g. ``encode_cpu_2threads`` (``benchmarks/encode.py --json``) or ``encode_gpu``.
     """
-    base = Path(folder) if folder else Path(__file__).resolve().parents[1] / RESULTS_FOLDER
+    base = Path(folder) if folder else Path(__file__).resolve().parents[2] / RESULTS_FOLDER
     path = base / f"{name}.json"
     return json.loads(path.read_text()) if path.is_file() else None
 
