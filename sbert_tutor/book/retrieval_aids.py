@@ -72,7 +72,7 @@ def ndcg_conventions(
     as if every query had at least ``k`` relevant passages, the *Distance Dilemma* convention;
     :func:`sbert_tutor.metrics.idcg_at_k`). Columns: ``"this run"`` and ``"perfect ranking"``
     (the judged passages sorted by grade): the best any system can score. Mean over the queries
-    with a relevant passage (grade ``>= relevance_threshold``), as :func:`evaluate_run`.
+    with a relevant passage (grade ``>= relevance_threshold``), as :func:`~sbert_tutor.metrics.evaluate_run`.
     """
     queries = [
         q for q, docs in qrels.items() if any(g >= relevance_threshold for g in docs.values())

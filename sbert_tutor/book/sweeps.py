@@ -86,7 +86,7 @@ def target_scaling_table(
     * ``pairs pulled together``: the share with :math:`c_i < t_i`, whose gradient raises the cosine.
 
     Args:
-        cosines: :math:`c_i`, e.g. from :func:`pair_cosines`.
+        cosines: :math:`c_i`, e.g. from :func:`~sbert_tutor.book.fixed_embeddings.pair_cosines`.
         scores: the gold scores :math:`y_i`, on ``score_range``.
         scalings: ``{name: (a, b)}``; default :data:`TARGET_SCALINGS`.
     """
