@@ -178,6 +178,7 @@ def _tiny_folder(root, qrels_rows=None):
 
 
 def test_tiny_folder_keeps_quotes_and_drops_unjudged_queries(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset
     monkeypatch.setenv("SBERT_TUTOR_DATA", str(_tiny_folder(tmp_path)))
     data = load_msmarco("msmarco-dev-subset")
     assert data.queries == {"1": 'what is "sbert"', "2": "define siamese"}
@@ -186,12 +187,14 @@ def test_tiny_folder_keeps_quotes_and_drops_unjudged_queries(tmp_path, monkeypat
 
 
 def test_non_integer_grade_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset
     monkeypatch.setenv("SBERT_TUTOR_DATA", str(_tiny_folder(tmp_path, [(1, 10, 0.5)])))
     with pytest.raises(ValueError, match="not an integer"):
         load_msmarco("msmarco-dev-subset")
 
 
 def test_judged_query_without_text_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset
     monkeypatch.setenv("SBERT_TUTOR_DATA", str(_tiny_folder(tmp_path, [(9, 10, 1)])))
     with pytest.raises(ValueError, match="judged queries have no text"):
         load_msmarco("msmarco-dev-subset")
@@ -289,6 +292,7 @@ def test_hub_path_dl19_full_collection_keeps_grades(monkeypatch):
 def test_local_topics_with_hub_corpus(tmp_path, monkeypatch):
     calls = []
     _fake_hub(monkeypatch, calls)
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset
     monkeypatch.setenv("SBERT_TUTOR_DATA", str(_tiny_folder(tmp_path)))
     data = load_msmarco("msmarco-dev-subset", corpus="full")
     assert data.queries == {"1": 'what is "sbert"', "2": "define siamese"}

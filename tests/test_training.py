@@ -39,6 +39,7 @@ from sbert_tutor.training import (
     to_examples,
     warmup_steps_for,
 )
+from sbert_tutor.training.recipe import fit
 from sbert_tutor.training.sources import load_training_data
 from tests.conftest import needs_data
 
@@ -341,6 +342,9 @@ def test_bad_inputs_raise_helpful_errors(encoder):
         TrainingConfig(save_steps=5)
     with pytest.warns(UserWarning, match="needs a CUDA device"):
         Trainer(encoder, CosineObjective(), data_for("cosine"), quick(amp="fp16"))
+    # an objective's option given to fit as a plain keyword is refused before any model loads
+    with pytest.raises(TypeError, match=r"objective_options=\{'score_range': \(0, 5\)\}"):
+        fit("no-such-model", "cosine", [("a", "b", 1.0)], score_range=(0, 5))
 
 
 def test_examples_pass_through_and_subset():

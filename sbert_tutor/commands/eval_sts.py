@@ -9,12 +9,13 @@ from sbert_tutor.commands.common import add_model_options, load_encoder, write_j
 
 
 def run(args: argparse.Namespace) -> int:
-    from sbert_tutor.evaluation.sts import evaluate_sts
+    from sbert_tutor.evaluation.sts import evaluate_sts, parse_tasks
 
+    tasks = parse_tasks(args.tasks)  # a typo in --tasks fails here, before any model loads
     encoder = load_encoder(args)
     result = evaluate_sts(
         encoder,
-        tasks=args.tasks,
+        tasks=tasks,
         aggregation=args.aggregation,
         split=args.split,
         variant=args.variant,
@@ -39,7 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tasks", default="all", help="all, or comma-separated: sts12..sts16, stsb, sickr"
     )
-    parser.add_argument("--aggregation", default="all", choices=("all", "mean", "wmean"))
+    parser.add_argument(
+        "--aggregation",
+        default="all",
+        choices=("all", "mean", "wmean"),
+        help="STS12-16: all = subsets concatenated; mean / wmean = (weighted) mean of subsets",
+    )
     parser.add_argument(
         "--split", default="test", choices=("train", "dev", "test"), help="for stsb/sickr"
     )

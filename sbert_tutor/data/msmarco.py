@@ -56,10 +56,10 @@ from typing import Any
 
 from sbert_tutor.data._files import (
     DataNotFoundError,
+    Table,
     load_hub_dataset,
-    local_file,
     local_root,
-    read_tsv,
+    read_data_file,
 )
 from sbert_tutor.settings import DATA_ENV, hf_offline
 from sbert_tutor.stats import seeded_subset
@@ -264,10 +264,10 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
 
     notes: list[str] = []
     if corpus_name == "mini":
-        mini_path = local_file(root, MINI_CORPUS)
-        passages = {row["pid"]: row["passage"] for row in read_tsv(mini_path)}
+        table = read_data_file(root, MINI_CORPUS, ("pid", "passage"), what="corpus_mini")
+        passages = dict(zip(table.column("pid"), table.texts("passage"), strict=True))
         _check_coverage(name, qrels, passages)
-        files = (*files, mini_path)
+        files = (*files, table.path)
         corpus_obj: Corpus = passages
         corpus_source = f"{MINI_CORPUS} ({len(passages):,} passages)"
         notes.append(
@@ -332,13 +332,22 @@ def _judged_queries(queries: Mapping[str, str], qrels: Qrels, what: str) -> dict
 
 def _local_topics(root: Path, name: str) -> tuple[dict[str, str], Qrels, tuple[Path, ...]]:
     folder = f"msmarco/{LOCAL_TOPICS[name]}"
-    q_path = local_file(root, f"{folder}/queries.tsv")
-    r_path = local_file(root, f"{folder}/qrels.tsv")
-    queries = {row["qid"]: row["query"] for row in read_tsv(q_path)}
-    qrels = _read_qrels(
-        ((r["qid"], r["pid"], r["relevance"]) for r in read_tsv(r_path)), str(r_path)
+    q_table = read_data_file(root, f"{folder}/queries.tsv", ("qid", "query"), f"{name} queries")
+    r_table = read_data_file(
+        root, f"{folder}/qrels.tsv", ("qid", "pid", "relevance"), f"{name} qrels"
     )
-    return _judged_queries(queries, qrels, str(q_path)), qrels, (q_path, r_path)
+    queries = dict(zip(q_table.column("qid"), q_table.texts("query"), strict=True))
+    qrels = _table_qrels(r_table)
+    files = (q_table.path, r_table.path)
+    return _judged_queries(queries, qrels, str(q_table.path)), qrels, files
+
+
+def _table_qrels(table: Table) -> Qrels:
+    qrels: Qrels = {}
+    grades = table.numbers("relevance", integer=True)
+    for qid, pid, grade in zip(table.column("qid"), table.column("pid"), grades, strict=True):
+        qrels.setdefault(qid, {})[pid] = grade
+    return qrels
 
 
 def _load_dataset(*args: Any, **kwargs: Any) -> Any:
@@ -442,12 +451,15 @@ def load_bm25_candidates(
     re-ranking and hard-negative demos. Local data folder only.
     """
     root = _require_root("the BM25 candidates")
-    path = local_file(root, BM25_CANDIDATES)
+    columns = ("qid", "pid", "bm25_rank", "msmarco_label")
+    table = read_data_file(root, BM25_CANDIDATES, columns, what="the BM25 candidates")
+    ranks = table.numbers("bm25_rank", integer=True)
+    labels = table.numbers("msmarco_label", integer=True)
     ranked: dict[str, list[tuple[int, str, int]]] = {}
-    for row in read_tsv(path):
-        ranked.setdefault(row["qid"], []).append(
-            (int(row["bm25_rank"]), row["pid"], int(row["msmarco_label"]))
-        )
+    for qid, pid, rank, label in zip(
+        table.column("qid"), table.column("pid"), ranks, labels, strict=True
+    ):
+        ranked.setdefault(qid, []).append((rank, pid, label))
     out: dict[str, list[Any]] = {}
     for qid, items in ranked.items():
         items.sort()

@@ -41,9 +41,8 @@ import pandas as pd
 from sbert_tutor.data._files import (
     DataNotFoundError,
     load_hub_dataset,
-    local_file,
     local_root,
-    read_tsv,
+    read_data_file,
 )
 from sbert_tutor.data.table import DataTable
 from sbert_tutor.settings import DATA_ENV
@@ -258,18 +257,19 @@ def _load_local(root: Path, task: str, split: str) -> NLIData:
             else f" Unset {DATA_ENV} to download it from the hub."
         )
         raise DataNotFoundError(f"{task}/{split} is not in {DATA_ENV}={root}.{hint}")
-    path = local_file(root, relative)
-    premises: list[str] = []
-    hypotheses: list[str] = []
-    labels: list[str] = []
-    cols = ("sentence_A", "sentence_B", "entailment_judgment") if task == "sick" else None
-    for line_no, row in enumerate(read_tsv(path), start=2):
-        p, h, y = (
-            (row[c] for c in cols) if cols else (row["premise"], row["hypothesis"], row["label"])
-        )
-        premises.append(p)
-        hypotheses.append(h)
-        labels.append(normalize_label(y, where=f"{path}:{line_no} label"))
+    cols = (
+        ("sentence_A", "sentence_B", "entailment_judgment")
+        if task == "sick"
+        else ("premise", "hypothesis", "label")
+    )
+    table = read_data_file(root, relative, cols, what=f"{task} {split}")
+    premises = table.texts(cols[0])
+    hypotheses = table.texts(cols[1])
+    labels = [
+        normalize_label(y, where=f"{table.where(i)}: label")
+        for i, y in enumerate(table.column(cols[2]))
+    ]
+    path = table.path
     return NLIData(task, split, premises, hypotheses, labels, f"{DATA_ENV}={root}", (path,))
 
 

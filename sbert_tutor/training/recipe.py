@@ -67,6 +67,13 @@ def fit(
     """
     config = config or TrainingConfig()
     cls = objective_class(loss)
+    misplaced = sorted(set(provenance_extra) & set(cls.option_defaults()))
+    if misplaced:
+        given = ", ".join(f"{k!r}: {provenance_extra[k]!r}" for k in misplaced)
+        raise TypeError(
+            f"{', '.join(misplaced)} is an option of the {loss!r} loss: pass it as "
+            f"objective_options={{{given}}} (extra keywords of fit are recorded as provenance)"
+        )
     options = dict(objective_options or {})
     data = (
         load_training_data(train, cls, options, seed=config.seed)
