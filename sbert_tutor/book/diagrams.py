@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-FONT = 9
+FONT = 10
 """Font size (points) of the text in boxes; titles are one point larger."""
 
 MAX_WIDTH = 7.0
