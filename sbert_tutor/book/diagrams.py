@@ -2,8 +2,8 @@ r"""Diagrams of the book: architectures and loss layouts, drawn with matplotlib.
 
 Each function draws one diagram and returns its :class:`~matplotlib.figure.Figure`. Nothing is
 random, so a diagram is the same on every build. The layout is in inches (one data unit is one
-inch of the figure), and every figure is at most 7 inches wide, the width of the book's text
-column, with text of at least 8 points.
+inch of the figure). A figure is at most 7 inches wide (700 px at matplotlib's 100 dpi), which
+the book's narrowest text column (624 px) shows at 90%, and its text is at least 9 points.
 
 Boxes are :class:`~matplotlib.patches.FancyBboxPatch` with ``gid="box"``, arrows
 :class:`~matplotlib.patches.FancyArrowPatch` with ``gid="arrow"`` and the cells of the two
