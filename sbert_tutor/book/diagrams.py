@@ -299,7 +299,7 @@ def _legend(ax: Axes, roles: dict, x: float, y: float, used: set[str], step: flo
         ax.add_patch(
             Rectangle((x, y - 0.1), 0.2, 0.2, facecolor=color, edgecolor="#444444", lw=0.6)
         )
-        ax.text(x + 0.3, y, label, ha="left", va="center", fontsize=FONT - 1)
+        ax.text(x + 0.3, y, label, ha="left", va="center", fontsize=FONT)
         y -= step
 
 
@@ -337,6 +337,9 @@ def _cells(
                     color="white"
                     if role in ("target", "own hard negative", "numerator")
                     else "black",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1}
+                    if role == "left out"
+                    else None,
                 )
 
 
@@ -448,7 +451,7 @@ def supmpn_denominator(
             f"group of $a_{j + 1}$",
             ha="right",
             va="center",
-            fontsize=FONT - 1,
+            fontsize=FONT,
         )
     ax.text(x0 + p * size / 2, top + 0.1, "positives", ha="center", va="bottom", fontsize=FONT)
     if q:
