@@ -11,6 +11,7 @@ chapter (``book/``)                    module (``sbert_tutor.book.``)
 every chapter                          :mod:`.sizes` (quick/full sizes), :mod:`.published`,
                                        :mod:`.plots`, :mod:`.reporting` (measured vs published,
                                        provenance tables)
+02, 05, 06, 08, 09, 10                 :mod:`.diagrams` (architecture and loss diagrams)
 02 cost of cross-encoders              :mod:`.cost`
 03 Siamese pooling and STS             :mod:`.pooling_comparison`
 04 retrieval metrics, 05 MS MARCO      :mod:`.retrieval_aids`
