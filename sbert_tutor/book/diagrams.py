@@ -303,6 +303,12 @@ def _legend(ax: Axes, roles: dict, x: float, y: float, used: set[str], step: flo
         y -= step
 
 
+def _row_labels(ax: Axes, labels: list[str], x0: float, top: float, size: float) -> None:
+    """One label per row of a cell grid, right-aligned just left of it, row 0 at the top."""
+    for i, label in enumerate(labels):
+        ax.text(x0 - 0.08, top - (i + 0.5) * size, label, ha="right", va="center", fontsize=FONT)
+
+
 def _cells(
     ax: Axes, roles: np.ndarray, x0: float, y0: float, size: float, palette: dict, labels=None
 ) -> None:
@@ -357,15 +363,7 @@ def in_batch_logit_matrix(n: int = 4, hard_negatives: bool = True) -> Figure:
     fig, ax = _canvas(min(MAX_WIDTH, legend_x + 2.3), y0 + n * size + 0.9)
     _cells(ax, roles, x0, y0, size, LOGIT_ROLES, labels=lambda i, j: f"$z_{{{i + 1}{j + 1}}}$")
     top = y0 + n * size
-    for i in range(n):
-        ax.text(
-            x0 - 0.08,
-            top - (i + 0.5) * size,
-            f"$a_{i + 1}$",
-            ha="right",
-            va="center",
-            fontsize=FONT,
-        )
+    _row_labels(ax, [f"$a_{i + 1}$" for i in range(n)], x0, top, size)
     for j in range(cols):
         name = f"p_{j + 1}" if j < n else f"n_{j - n + 1}"
         ax.text(
@@ -444,15 +442,7 @@ def supmpn_denominator(
         SUPMPN_ROLES,
         labels=lambda j, c: f"$p_{{{j + 1}{c + 1}}}$" if c < p else f"$n_{{{j + 1}{c - p + 1}}}$",
     )
-    for j in range(n):
-        ax.text(
-            x0 - 0.08,
-            top - (j + 0.5) * size,
-            f"group of $a_{j + 1}$",
-            ha="right",
-            va="center",
-            fontsize=FONT,
-        )
+    _row_labels(ax, [f"group of $a_{j + 1}$" for j in range(n)], x0, top, size)
     ax.text(x0 + p * size / 2, top + 0.1, "positives", ha="center", va="bottom", fontsize=FONT)
     if q:
         ax.text(
