@@ -1,19 +1,23 @@
 """Every setting the library reads, in one place.
 
-=============================  ===========================================================================
-environment variable           meaning
-=============================  ===========================================================================
-``SBERT_TUTOR_DATA``           Folder with the evaluation/training data, laid out like the project's
-                               ``shared/data`` (see its MANIFEST.md). Unset: data come from the Hugging
-                               Face hub through ``datasets``.
-``SBERT_TUTOR_MODELS``         Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
-                               ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
-``SBERT_TUTOR_PROFILE``        ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.
-``HF_HUB_OFFLINE``             The Hugging Face switch: ``1`` means never touch the network.
-``SBERT_TUTOR_CHECK_SIZES``    ``0`` accepts data files whose row count differs from the published size
-                               of their data set (a subset made on purpose); default ``1``: such a file
-                               is refused as incomplete.
-=============================  ===========================================================================
+=======================================  ==============================================================================
+environment variable                     meaning
+=======================================  ==============================================================================
+``SBERT_TUTOR_DATA``                     Folder with the evaluation/training data, laid out like the project's
+                                         ``shared/data`` (see its MANIFEST.md). Unset: data come from the Hugging
+                                         Face hub through ``datasets``.
+``SBERT_TUTOR_MODELS``                   Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
+                                         ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
+``SBERT_TUTOR_PROFILE``                  ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.
+``HF_HUB_OFFLINE``                       The Hugging Face switch: ``1`` means never touch the network.
+``SBERT_TUTOR_CHECK_SIZES``              ``0`` accepts data files whose row count differs from the published size
+                                         of their data set (a subset made on purpose); default ``1``: such a file
+                                         is refused as incomplete.
+``SBERT_TUTOR_TOKENIZER_PARALLELISM``    ``0`` lets ``TOKENIZERS_PARALLELISM=false`` hold while encoding; default:
+                                         a fast tokenizer uses all cores in ``encode`` whatever that variable
+                                         says, except in forked or ``multiprocessing`` child processes
+                                         (:mod:`sbert_tutor.tokenizing`).
+=======================================  ==============================================================================
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ MODELS_ENV = "SBERT_TUTOR_MODELS"
 PROFILE_ENV = "SBERT_TUTOR_PROFILE"
 OFFLINE_ENV = "HF_HUB_OFFLINE"
 CHECK_SIZES_ENV = "SBERT_TUTOR_CHECK_SIZES"
+TOKENIZER_PARALLELISM_ENV = "SBERT_TUTOR_TOKENIZER_PARALLELISM"
 
 _TRUE = {"1", "true", "yes", "on"}
 
