@@ -9,7 +9,6 @@ sbert-tutor train --model NAME_OR_PATH --loss cosine --train stsb --out DIR [--m
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -19,19 +18,14 @@ LOSSES = ("cosine", "softmax", "triplet", "mnrl", "supmpn", "ce", "contrastive")
 LOG_FILE = "training_log.json"
 
 
-def torch_cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def run(args: argparse.Namespace) -> int:
     from sbert_tutor import distributed
     from sbert_tutor.training import TrainingConfig
     from sbert_tutor.training.recipe import fit
 
-    if distributed.init_from_env() and args.device is None and torch_cuda():
-        args.device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}"
+    # under torchrun: one GPU per process, or a clear error before any child touches CUDA
+    args.device = distributed.process_device(args.device)
+    distributed.init_from_env(device=args.device)
 
     config = TrainingConfig(
         epochs=args.epochs,
