@@ -134,18 +134,19 @@ class JointModel(nn.Module):
     objective routes its forward pass through this module's DDP wrapper when there is one.
     """
 
-    def __init__(self, encoder: nn.Module, objective: nn.Module) -> None:
+    def __init__(self, encoder: nn.Module, objective: nn.Module, bucket: Any = None) -> None:
         super().__init__()
         self.encoder = encoder
         self.objective = objective
+        self.bucket = bucket  # width bucketing of each batch (sbert_tutor.batching)
 
     def forward(self, rows: Sequence[Sequence[str]], labels: torch.Tensor | None) -> torch.Tensor:
-        return self.objective.loss(self.encoder, rows, labels)
+        return self.objective.loss(self.encoder, rows, labels, bucket=self.bucket)
 
 
-def wrap(encoder: nn.Module, objective: nn.Module) -> nn.Module:
+def wrap(encoder: nn.Module, objective: nn.Module, bucket: Any = None) -> nn.Module:
     """``JointModel`` in DDP when a process group is active, else the plain ``JointModel``."""
-    joint = JointModel(encoder, objective)
+    joint = JointModel(encoder, objective, bucket)
     if not is_active():
         return joint
     from torch.nn.parallel import DistributedDataParallel

@@ -101,7 +101,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--warmup-ratio", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--max-grad-norm", type=float, default=1.0, help="0 disables clipping")
-    parser.add_argument("--amp", default="none", choices=("none", "fp16", "bf16"), help="CUDA only")
+    parser.add_argument(
+        "--amp",
+        default="none",
+        choices=("none", "fp16", "bf16", "auto"),
+        help="mixed precision on CUDA (auto: bf16 on compute capability >= 8.0, else fp16)",
+    )
     parser.add_argument(
         "--eval-steps",
         type=int,
