@@ -13,8 +13,8 @@ NLI (anchor, entailment) pairs (MultipleNegativesRankingLoss; no-duplicates batc
 (ours; sentence-transformers too unless ``--no-st``, with its ``fp16``/``bf16`` flags for the
 same precision). ``--model bert-base-random`` is a randomly initialised BERT-base (12 layers,
 768 dimensions; seed 0) with MiniLM's tokenizer: its speed is BERT-base's, its scores mean
-nothing. ``--json auto`` writes ``benchmarks/results/train_step_<device>.json`` with one row per
-run (seconds, steps/s, the precision actually used, STSb test Spearman with ``--eval``) and, for
+nothing. ``--json auto`` writes ``benchmarks/results/train_step_gpu_<loss>_<gpu>.json`` (on a CPU
+``train_step_<loss>_cpu_<n>threads.json``) with one row per run (seconds, steps/s, the precision actually used, STSb test Spearman with ``--eval``) and, for
 each (model, batch size), ``auto`` vs ``fp32``: the checks of issue 15 in ``criteria``.
 
 Examples::
@@ -324,8 +324,9 @@ def main(argv: list[str] | None = None) -> int:
                     else {}
                 ),
             }
+        gpu = "gpu_" if args.device.startswith("cuda") else ""
         path = (
-            RESULTS / f"train_step_{args.loss}_{device_slug(args.device)}.json"
+            RESULTS / f"train_step_{gpu}{args.loss}_{device_slug(args.device)}.json"
             if args.json == "auto"
             else Path(args.json)
         )
