@@ -4,7 +4,7 @@ Not a test: a measurement (book chapter on computational efficiency; SBERT paper
 
 ``--preset compare`` (the default, the CPU figure of chapter 13): both libraries run in this one
 process, on the same sentences, with the same thread count; runs are interleaved
-(:func:`sbert_tutor.speed.encode_throughput`), medians are reported with the ratio ours /
+(:func:`sbert_tutor.book.speed.encode_throughput`), medians are reported with the ratio ours /
 sentence-transformers, and outputs must agree to 1e-4. Sentences: STS benchmark test sentences
 plus MS MARCO passages (``msmarco/corpus_mini.tsv``), shuffled with a fixed seed.
 
@@ -485,12 +485,12 @@ def run_compare_preset(args: argparse.Namespace) -> int:
     from sbert_tutor.commands.common import write_json
     from sbert_tutor.provenance import provenance
     from sbert_tutor.resolve import resolve_model
-    from sbert_tutor.speed import (
+    from sbert_tutor.book.speed import (
         encode_throughput,
+        mixed_length_sentences,
         sentence_transformers_reference,
         throughput_ratios,
     )
-    from sbert_tutor.speed_data import mixed_length_sentences
 
     sentences, files = mixed_length_sentences(args.sts, args.passages)
     ours = SentenceEncoder.from_pretrained(MODEL, device=args.device)

@@ -60,9 +60,9 @@ def training_pairs(loss: str):
 
     pairs = entailment_pairs(load_nli_train())
     theirs = datasets.Dataset.from_dict(
-        {"anchor": list(pairs["anchor"]), "positive": list(pairs["positive"])}
+        {"anchor": list(pairs.table["anchor"]), "positive": list(pairs.table["positive"])}
     )
-    return pairs, theirs, []
+    return pairs, theirs, list(pairs.files)
 
 
 def model_path(name: str, folder: str) -> str:
@@ -163,7 +163,7 @@ def run_theirs(loss: str, dataset, args, model_dir: str, batch_size: int, amp: s
 def stsb_spearman(encoder) -> float:
     from sbert_tutor.evaluation import evaluate_sts
 
-    return float(evaluate_sts(encoder, "stsb")["spearman"].iloc[0])
+    return float(evaluate_sts(encoder, "stsb").table["spearman"].iloc[0])
 
 
 class _STAdapter:  # evaluate a sentence-transformers model with the same evaluator

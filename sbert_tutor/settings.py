@@ -3,9 +3,11 @@
 =======================================  ==============================================================================
 environment variable                     meaning
 =======================================  ==============================================================================
-``SBERT_TUTOR_DATA``                     Folder with the evaluation/training data, laid out like the project's
-                                         ``shared/data`` (see its MANIFEST.md). Unset: data come from the Hugging
-                                         Face hub through ``datasets``.
+``SBERT_TUTOR_DATA``                     Folder with the evaluation/training data: ``stsb/sts-{train,dev,test}.tsv``,
+                                         ``sick/SICK_{train,trial,test}.tsv``, ``sts/raw/STS1x/<subset>.tsv``,
+                                         ``nli/snli_{dev,test}.tsv`` and ``msmarco/`` (``corpus_mini.tsv``, the
+                                         dev subset's and TREC DL19's queries and qrels, BM25 candidates).
+                                         Unset: data come from the Hugging Face hub through ``datasets``.
 ``SBERT_TUTOR_MODELS``                   Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
                                          ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
 ``SBERT_TUTOR_PROFILE``                  ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.

@@ -6,6 +6,7 @@ the library on their own data should never have to read a stack trace to find th
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -64,6 +65,27 @@ def check_scores(scores: Iterable[object], name: str = "scores") -> np.ndarray:
             )
         values.append(f)
     return np.asarray(values, dtype=np.float64)
+
+
+def check_choice(
+    name: object, choices: Sequence[str], what: str, *, key: str | None = None, other: str = ""
+) -> str:
+    """Return ``key`` (default: ``name`` stripped and lower-cased) if it is one of ``choices``.
+
+    Otherwise raise ``ValueError("unknown <what> <name>; valid names: ...")`` with the closest
+    valid name as a "Did you mean" hint. ``key`` is the caller's normalised spelling (aliases
+    resolved); ``other`` adds what else is accepted, e.g. ``" (or a path to a .tsv file)"``.
+
+    Example:
+        >>> check_choice("STSB", ("stsb", "sickr"), "STS task")
+        'stsb'
+    """
+    key = str(name).strip().lower() if key is None else key
+    if key in choices:
+        return key
+    close = difflib.get_close_matches(key, list(choices), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"unknown {what} {name!r}; valid names: {', '.join(choices)}{other}.{hint}")
 
 
 def check_device(device: object) -> Any:

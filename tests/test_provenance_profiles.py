@@ -30,12 +30,9 @@ def test_profile_selection(monkeypatch):
     monkeypatch.setenv("SBERT_TUTOR_PROFILE", "full")
     profile = get_profile()
     assert profile.name == "full" and "SBERT_TUTOR_PROFILE" in profile.reason
-    assert get_profile("quick")["cost_pairs"] < profile["cost_pairs"]
     monkeypatch.setenv("SBERT_TUTOR_PROFILE", "medium")
     with pytest.raises(ValueError, match="quick, full"):
         get_profile()
-    with pytest.raises(KeyError, match="known"):
-        get_profile("quick")["no_such_size"]
 
 
 def test_quick_label_says_where_it_runs(monkeypatch):

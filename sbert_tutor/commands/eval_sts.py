@@ -13,7 +13,7 @@ def run(args: argparse.Namespace) -> int:
 
     tasks = parse_tasks(args.tasks)  # a typo in --tasks fails here, before any model loads
     encoder = load_encoder(args)
-    table = evaluate_sts(
+    result = evaluate_sts(
         encoder,
         tasks=tasks,
         aggregation=args.aggregation,
@@ -21,14 +21,14 @@ def run(args: argparse.Namespace) -> int:
         variant=args.variant,
         batch_size=args.batch_size,
     )
-    print(table.attrs["note"])
-    print(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    print(result.note)
+    print(result.table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     if args.json:
         payload = {
             "model": args.model,
             "aggregation": args.aggregation,
-            "results": table.attrs["details"],
-            "provenance": {**table.attrs["provenance"], "command": sys.argv},
+            "results": result.details,
+            "provenance": {**result.provenance, "command": sys.argv},
         }
         print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
     return 0

@@ -22,13 +22,11 @@ from sbert_tutor.data.msmarco import DATASETS as MSMARCO_DATASETS  # noqa: E402
 from sbert_tutor.data.msmarco import (  # noqa: E402
     MSMarcoData,
     StreamedCorpus,
-    Triple,
     check_msmarco_dataset,
     load_bm25_candidates,
     load_msmarco,
-    load_train_triples,
     sample_msmarco,
 )
 
-__all__ += ["MSMARCO_DATASETS", "MSMarcoData", "StreamedCorpus", "Triple", "check_msmarco_dataset"]
-__all__ += ["load_bm25_candidates", "load_msmarco", "load_train_triples", "sample_msmarco"]
+__all__ += ["MSMARCO_DATASETS", "MSMarcoData", "StreamedCorpus", "check_msmarco_dataset"]
+__all__ += ["load_bm25_candidates", "load_msmarco", "sample_msmarco"]

@@ -101,7 +101,7 @@ def local_root() -> Path | None:
     if not root.is_dir():
         raise DataNotFoundError(
             f"{DATA_ENV}={root} is not a folder. Point {DATA_ENV} at the data folder "
-            "(the layout of the project's shared/data, see its MANIFEST.md), or unset it to "
+            "(its layout is listed in sbert_tutor.settings), or unset it to "
             "download from the Hugging Face hub."
         )
     return root
@@ -113,7 +113,7 @@ def local_file(root: Path, relative: str) -> Path:
     if not path.is_file():
         raise DataNotFoundError(
             f"{path} does not exist. {DATA_ENV}={root} must contain {relative} "
-            "(see MANIFEST.md of the shared data folder for the layout)."
+            "(the layout is listed in sbert_tutor.settings)."
         )
     return path
 

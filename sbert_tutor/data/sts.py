@@ -3,7 +3,8 @@ r"""Semantic Textual Similarity data: STS12-16, STS benchmark, SICK-R (book chap
 Each pair :math:`(s_1, s_2)` carries a gold similarity :math:`y` (0-5 for STS, 1-5 for SICK-R,
 kept as published). Two sources, one API:
 
-* **Local** (``SBERT_TUTOR_DATA`` set): the files of the project's data folder (MANIFEST.md).
+* **Local** (``SBERT_TUTOR_DATA`` set): the files of the data folder (layout:
+  :mod:`sbert_tutor.settings`).
   STS12-16 keep their *subsets* (e.g. STS12 = MSRpar, MSRvid, SMTeuroparl, surprise.OnWN,
   surprise.SMTnews), which the ``mean``/``wmean`` aggregations need.
 * **Hub** (``SBERT_TUTOR_DATA`` unset, online): the ids in :data:`HUB_DATASETS`. The MTEB copies of
@@ -12,7 +13,6 @@ kept as published). Two sources, one API:
 
 from __future__ import annotations
 
-import difflib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +30,7 @@ from sbert_tutor.data._files import (
     read_data_file,
 )
 from sbert_tutor.settings import CHECK_SIZES_ENV, check_sizes
-from sbert_tutor.validation import check_same_length, check_scores
+from sbert_tutor.validation import check_choice, check_same_length, check_scores
 
 logger = logging.getLogger(__name__)
 
@@ -138,11 +138,7 @@ def check_task(name: str) -> str:
     key = str(name).strip().lower().replace("-", "").replace("_", "")
     aliases = {"stsbenchmark": "stsb", "sick": "sickr", "sickrelatedness": "sickr"}
     key = aliases.get(key, key)
-    if key not in STS_TASKS:
-        close = difflib.get_close_matches(key, STS_TASKS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"unknown STS task {name!r}; valid names: {', '.join(STS_TASKS)}.{hint}")
-    return key
+    return check_choice(name, STS_TASKS, "STS task", key=key)
 
 
 def _check_split(task: str, split: str) -> str:
