@@ -482,15 +482,15 @@ def run_compare_preset(args: argparse.Namespace) -> int:
     import torch
 
     from sbert_tutor import SentenceEncoder
-    from sbert_tutor.commands.common import write_json
-    from sbert_tutor.provenance import provenance
-    from sbert_tutor.resolve import resolve_model
     from sbert_tutor.book.speed import (
         encode_throughput,
         mixed_length_sentences,
         sentence_transformers_reference,
         throughput_ratios,
     )
+    from sbert_tutor.commands.common import write_json
+    from sbert_tutor.provenance import provenance
+    from sbert_tutor.resolve import resolve_model
 
     sentences, files = mixed_length_sentences(args.sts, args.passages)
     ours = SentenceEncoder.from_pretrained(MODEL, device=args.device)

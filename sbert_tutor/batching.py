@@ -321,7 +321,7 @@ class HostSink:
     def _land(self) -> None:
         positions, host, ready = self._pending.popleft()
         ready.synchronize()
-        self.out[positions] = host.numpy()
+        self.out[positions] = host.numpy()  # host tensor: the pinned copy, landed
 
     def finish(self) -> np.ndarray:
         """Wait for the copies still in flight; the array in input order."""
