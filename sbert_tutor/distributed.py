@@ -45,18 +45,64 @@ def rank() -> int:
     return dist.get_rank() if is_active() else 0
 
 
-def init_from_env(backend: str | None = None) -> bool:
+def launched() -> bool:
+    """True when ``torchrun`` started this process as one of several (``WORLD_SIZE`` > 1)."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def process_device(device: str | None, gpus: int | None = None) -> str | None:
+    """The device of this ``torchrun`` process: ``device`` as given, or ``cuda:LOCAL_RANK``.
+
+    Under ``torchrun`` with CUDA available and no device given (or plain ``"cuda"``), process
+    ``LOCAL_RANK`` takes GPU ``LOCAL_RANK``; so there must be a GPU for every process on this
+    machine (``LOCAL_WORLD_SIZE``). ``"cpu"``, an explicit ``"cuda:k"``, or no CUDA at all: the
+    device stays as given (``None``: CPU). Outside ``torchrun``: ``device`` unchanged.
+    ``gpus`` defaults to :func:`torch.cuda.device_count` (given in tests).
+
+    Raises:
+        ValueError: more processes on this machine than GPUs; the message says how many of each
+            and what to pass instead (``--nproc_per_node``, or ``--device cpu``).
+    """
+    if not launched():
+        return device
+    if device is not None and device != "cuda":
+        return device
+    if gpus is None:
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if gpus == 0:
+        if device == "cuda":
+            raise ValueError("--device cuda was given, but this machine has no CUDA GPU")
+        return device
+    here = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if here > gpus:
+        raise ValueError(
+            f"torchrun started {here} processes on this machine, but it has {gpus} CUDA "
+            f"GPU{'s' if gpus != 1 else ''}: each process trains on a GPU of its own. Start at "
+            f"most {gpus} (torchrun --nproc_per_node={gpus} ...), or pass --device cpu to train "
+            f"in {here} CPU processes."
+        )
+    return f"cuda:{local_rank}"
+
+
+def init_from_env(backend: str | None = None, device: str | None = None) -> bool:
     """Initialise the process group from ``torchrun``'s environment; ``False`` when not launched so.
 
-    Backend: ``nccl`` with CUDA, else ``gloo``. Each process uses GPU ``LOCAL_RANK``.
+    ``device`` is this process's device (:func:`process_device`); ``None`` means GPU
+    ``LOCAL_RANK`` when CUDA is available, else the CPU. Backend: ``nccl`` for a CUDA device,
+    else ``gloo``.
     """
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or (
-        dist.is_available() and dist.is_initialized()
-    ):
+    if not launched() or (dist.is_available() and dist.is_initialized()):
         return is_active()
-    cuda = torch.cuda.is_available()
+    if device is None:
+        cuda = torch.cuda.is_available()
+        index = int(os.environ.get("LOCAL_RANK", "0"))
+    else:
+        target = torch.device(device)
+        cuda = target.type == "cuda"
+        index = target.index if target.index is not None else int(os.environ.get("LOCAL_RANK", "0"))
     if cuda:
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(index)
     dist.init_process_group(backend or ("nccl" if cuda else "gloo"))
     return True
 
@@ -89,18 +135,19 @@ class JointModel(nn.Module):
     objective routes its forward pass through this module's DDP wrapper when there is one.
     """
 
-    def __init__(self, encoder: nn.Module, objective: nn.Module) -> None:
+    def __init__(self, encoder: nn.Module, objective: nn.Module, bucket: Any = None) -> None:
         super().__init__()
         self.encoder = encoder
         self.objective = objective
+        self.bucket = bucket  # width bucketing of each batch (sbert_tutor.batching)
 
     def forward(self, rows: Sequence[Sequence[str]], labels: torch.Tensor | None) -> torch.Tensor:
-        return self.objective.loss(self.encoder, rows, labels)
+        return self.objective.loss(self.encoder, rows, labels, bucket=self.bucket)
 
 
-def wrap(encoder: nn.Module, objective: nn.Module) -> nn.Module:
+def wrap(encoder: nn.Module, objective: nn.Module, bucket: Any = None) -> nn.Module:
     """``JointModel`` in DDP when a process group is active, else the plain ``JointModel``."""
-    joint = JointModel(encoder, objective)
+    joint = JointModel(encoder, objective, bucket)
     if not is_active():
         return joint
     from torch.nn.parallel import DistributedDataParallel

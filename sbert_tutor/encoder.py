@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from collections.abc import Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +28,33 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from sbert_tutor import tokenizing
+from sbert_tutor.batching import (
+    CHUNK_BATCHES,
+    Batch,
+    Bucket,
+    HostSink,
+    Prefetcher,
+    batch_positions,
+    bucket_width,
+    check_bucket,
+    chunk_positions,
+    pad_ids,
+    resolve_bucket,
+    thread_init,
+)
+from sbert_tutor.compute import (
+    autocast_dtype,
+    compute_context,
+    full_precision,
+    resolve_compute_dtype,
+)
 from sbert_tutor.dense import Dense
 from sbert_tutor.pooling import check_pooling, pool, pooled_dim
 from sbert_tutor.quantize import check_precision, quantize_embeddings
 from sbert_tutor.resolve import resolve_model
 from sbert_tutor.st_format import read_st_config, write_st_config
+from sbert_tutor.tokenizing import tokenizer_parallelism
 from sbert_tutor.validation import check_device, check_sentences
 
 logger = logging.getLogger(__name__)
@@ -119,6 +141,15 @@ class SentenceEncoder(nn.Module):
         prompts: named instruction prompts (``{"query": "query: "}``) for ``encode(prompt_name=)``.
         default_prompt_name: the prompt :meth:`encode` prepends when none is given.
         include_prompt: ``False`` leaves the prompt's tokens out of the pooling.
+        compute_dtype: the arithmetic :meth:`encode` runs in unless told otherwise: ``"auto"``,
+            ``"fp32"``, ``"fp16"``, ``"bf16"`` (:mod:`sbert_tutor.compute`); ``None`` (default): the
+            weights' own dtype, fp32 as loaded.
+
+    Attributes:
+        cudnn_attention: ``None`` (default) leaves cuDNN's attention kernel out of :meth:`encode`
+            on CUDA under fp16/bf16, where it plans again for every new batch shape
+            (:mod:`sbert_tutor.compute`); ``True`` allows it (torch's own choice); ``False``
+            leaves it out everywhere.
 
     Example:
         >>> enc = SentenceEncoder.from_pretrained("sentence-transformers/all-MiniLM-L6-v2")  # doctest: +SKIP
@@ -140,6 +171,7 @@ class SentenceEncoder(nn.Module):
         prompts: dict[str, str] | None = None,
         default_prompt_name: str | None = None,
         include_prompt: bool = True,
+        compute_dtype: str | torch.dtype | None = None,
     ) -> None:
         super().__init__()
         self.model = model
@@ -162,6 +194,9 @@ class SentenceEncoder(nn.Module):
             )
         self.default_prompt_name = default_prompt_name
         self.include_prompt = bool(include_prompt)
+        resolve_compute_dtype(compute_dtype, "cpu")  # a bad name fails here, not at encode time
+        self.compute_dtype = compute_dtype
+        self.cudnn_attention: bool | None = None
         self._check_dense_sizes()
 
     # ------------------------------------------------------------------ loading / saving
@@ -173,6 +208,7 @@ class SentenceEncoder(nn.Module):
         max_seq_length: int | None = None,
         normalize: bool | None = None,
         device: str | torch.device | None = None,
+        compute_dtype: str | torch.dtype | None = None,
     ) -> SentenceEncoder:
         """Load a plain Hugging Face model or a sentence-transformers folder of any version.
 
@@ -184,7 +220,8 @@ class SentenceEncoder(nn.Module):
         sentence-transformers uses: the folder's value, else the tokenizer's ``model_max_length``
         capped at the model's position limit. Where the model came from (local, models folder,
         hub, packaged copy) is logged and kept in :attr:`source`; see
-        :func:`sbert_tutor.resolve.resolve_model`.
+        :func:`sbert_tutor.resolve.resolve_model`. ``compute_dtype`` sets :attr:`compute_dtype`
+        (e.g. ``"auto"``: bf16/fp16 mixed precision on a GPU for every :meth:`encode`).
 
         Raises:
             ValueError: an unknown pooling, or a device this machine does not have.
@@ -221,6 +258,7 @@ class SentenceEncoder(nn.Module):
             prompts=st.prompts if st else None,
             default_prompt_name=st.default_prompt_name if st else None,
             include_prompt=st.include_prompt if st else True,
+            compute_dtype=compute_dtype,
         )
         logger.info(
             "loaded %s from %s (%s; pooling=%s, normalize=%s, max_seq_length=%d)",
@@ -312,9 +350,24 @@ class SentenceEncoder(nn.Module):
             info["dense"] = [layer.config() for layer in self.dense]
         if self.default_prompt_name is not None:
             info["default_prompt"] = self.prompts[self.default_prompt_name]
+        if self.compute_dtype is not None:
+            info["compute_dtype"] = str(self.compute_dtype).replace("torch.", "")
         return info
 
     # ------------------------------------------------------------------ tokenisation
+    def _texts(self, sentences: Sequence[str], prompt: str | None = None) -> list[str]:
+        """What the tokenizer sees: stripped, prompt first, lower-cased if the model says so."""
+        texts = [s.strip() for s in sentences]
+        if prompt:
+            texts = [prompt + s for s in texts]
+        if self.do_lower_case:
+            texts = [s.lower() for s in texts]
+        return texts
+
+    @property
+    def _left_padding(self) -> bool:
+        return getattr(self.tokenizer, "padding_side", "right") == "left"
+
     def token_ids(
         self, sentences: Sequence[str], prompt: str | None = None
     ) -> tuple[list[list[int]], int]:
@@ -322,39 +375,29 @@ class SentenceEncoder(nn.Module):
 
         Leading and trailing spaces are stripped (as sentence-transformers did up to 5.x; 6.x
         keeps them, which changes byte-level BPE tokens only). ``prompt`` (an instruction such as
-        ``"query: "``) is put before every sentence.
+        ``"query: "``) is put before every sentence. A fast tokenizer runs its Rust side directly,
+        on all cores (:mod:`sbert_tutor.tokenizing`).
         """
-        texts = [s.strip() for s in sentences]
-        if prompt:
-            texts = [prompt + s for s in texts]
-        if self.do_lower_case:
-            texts = [s.lower() for s in texts]
-        with _quiet_transformers():
-            encoded = self.tokenizer(texts, truncation=True, max_length=self.max_seq_length)
-        ids = encoded["input_ids"]
-        if encoded.encodings is not None:  # fast tokenizer: the Rust side records what it cut
-            truncated = sum(bool(e.overflowing) for e in encoded.encodings)
-        else:  # slow tokenizer: count without truncation
-            with _quiet_transformers():
-                full = self.tokenizer(texts, truncation=False)["input_ids"]
-            truncated = sum(len(x) > self.max_seq_length for x in full)
-        return ids, truncated
+        texts = self._texts(sentences, prompt)
+        with _quiet_transformers(), tokenizer_parallelism():
+            ids, cut = tokenizing.token_ids(self.tokenizer, texts, self.max_seq_length)
+        return ids, sum(cut)
 
-    def collate(self, ids: Sequence[list[int]]) -> dict[str, torch.Tensor]:
+    def collate(self, ids: Sequence[list[int]], bucket: Bucket = None) -> dict[str, torch.Tensor]:
         """Pad a batch of token-id lists into ``input_ids`` and ``attention_mask`` tensors.
 
         Padding goes where the tokenizer puts it (``padding_side``, right for BERT-like models).
+        The width is the longest row, or with ``bucket`` (a multiple such as 32, or a ladder of
+        widths; see :func:`sbert_tutor.batching.resolve_bucket` for the ``"auto"`` rule) that
+        rounded up, never past ``max_seq_length``; the extra positions are masked padding.
         """
-        width = max(len(x) for x in ids)
+        if not ids:
+            raise ValueError("collate needs at least one row of token ids")
+        longest = max(len(x) for x in ids)
+        width = bucket_width(longest, check_bucket(bucket), limit=self.max_seq_length)
         pad_id = self.tokenizer.pad_token_id or 0
-        left = getattr(self.tokenizer, "padding_side", "right") == "left"
-        input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
-        for row, x in enumerate(ids):
-            span = slice(width - len(x), width) if left else slice(0, len(x))
-            input_ids[row, span] = torch.as_tensor(x, dtype=torch.long)
-            attention_mask[row, span] = 1
-        return {"input_ids": input_ids, "attention_mask": attention_mask}
+        input_ids, mask = pad_ids(ids, width, pad_id, left=self._left_padding)
+        return {"input_ids": torch.from_numpy(input_ids), "attention_mask": torch.from_numpy(mask)}
 
     def tokenize(self, sentences: Sequence[str]) -> dict[str, torch.Tensor]:
         """Tokenise, truncate (warning with a count) and pad ``sentences`` into one batch."""
@@ -398,6 +441,28 @@ class SentenceEncoder(nn.Module):
             emb = layer(emb)
         return emb
 
+    def _finish(
+        self,
+        hidden: torch.Tensor,
+        mask: torch.Tensor,
+        prompt_length: int = 0,
+        normalize: bool = False,
+        truncate_dim: int | None = None,
+        extra_normalize: bool = False,
+        autocast_device: torch.device | None = None,
+    ) -> torch.Tensor:
+        """What :meth:`encode` does after the transformer, in fp32 (outside autocast when
+        ``autocast_device`` is given): pooling, dense layers, normalisation, ``truncate_dim``."""
+        with full_precision(autocast_device) if autocast_device is not None else nullcontext():
+            emb = self.embed_tokens(hidden.float(), mask, prompt_length)
+            if normalize:
+                emb = F.normalize(emb, p=2, dim=-1)
+            if truncate_dim is not None:
+                emb = emb[:, :truncate_dim]
+            if extra_normalize:
+                emb = F.normalize(emb, p=2, dim=-1)
+        return emb
+
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **kwargs: Any
     ) -> torch.Tensor:
@@ -407,6 +472,44 @@ class SentenceEncoder(nn.Module):
         ).last_hidden_state
         emb = self.embed_tokens(hidden, attention_mask)
         return F.normalize(emb, p=2, dim=-1) if self.normalize else emb
+
+    def _batches(
+        self,
+        texts: list[str],
+        batch_size: int,
+        sort: bool,
+        chunk_size: int | None,
+        bucket: Bucket,
+        pin: bool,
+        truncated: list[int],
+    ) -> Iterator[Batch]:
+        """The batches of :meth:`encode`, in order: tokenise a chunk, sort it, pad, pin (CUDA).
+
+        ``chunk_size=None`` tokenises everything first and sorts all by token count; otherwise
+        see :func:`sbert_tutor.batching.chunk_positions`. ``truncated[0]`` counts inputs cut to
+        ``max_seq_length``.
+        """
+        pad_id = self.tokenizer.pad_token_id or 0
+        left = self._left_padding
+        chunks = chunk_positions([len(t) for t in texts], chunk_size, sort)
+        for chunk in chunks:
+            with _quiet_transformers():
+                ids, cut = tokenizing.token_ids(
+                    self.tokenizer, [texts[i] for i in chunk], self.max_seq_length
+                )
+            truncated[0] += sum(cut)
+            lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+            for rows in batch_positions(np.arange(len(chunk)), lengths, batch_size, sort):
+                longest = int(lengths[rows].max())
+                width = bucket_width(longest, bucket, limit=self.max_seq_length)
+                input_ids, mask = pad_ids([ids[j] for j in rows], width, pad_id, left=left)
+                tensors = {
+                    "input_ids": torch.from_numpy(input_ids),
+                    "attention_mask": torch.from_numpy(mask),
+                }
+                if pin:
+                    tensors = {k: v.pin_memory() for k, v in tensors.items()}
+                yield Batch(chunk[rows], lengths[rows], tensors)
 
     def encode(
         self,
@@ -426,6 +529,9 @@ class SentenceEncoder(nn.Module):
         convert_to_tensor: bool = False,
         normalize_embeddings: bool | None = None,
         truncate_dim: int | None = None,
+        compute_dtype: str | torch.dtype | None = None,
+        bucket: int | Sequence[int] | str | None = "auto",
+        pipeline: bool | None = None,
     ) -> Any:
         """Embed sentences: by default a ``float32`` array ``[n, d]`` in input order.
 
@@ -440,6 +546,18 @@ class SentenceEncoder(nn.Module):
                 device afterwards; a device this machine lacks is a ``ValueError`` before any work.
             sort_by_length: smart batching (sort by token count); ``False`` keeps input order,
                 which only exists to measure what sorting buys (book: computational efficiency).
+            compute_dtype: ``"auto"``, ``"fp32"``, ``"fp16"`` or ``"bf16"`` (or a torch dtype):
+                the transformer runs under autocast in that precision, the pooling in fp32, and
+                the embeddings come back as float32 (:mod:`sbert_tutor.compute`). ``None``: the
+                encoder's :attr:`compute_dtype`, which by default is the weights' own dtype.
+            bucket: round each batch's width up to a multiple (``32``) or a ladder of widths;
+                ``None`` pads to the longest row; ``"auto"`` buckets by 32 on CUDA under fp16/bf16
+                only (:func:`sbert_tutor.batching.resolve_bucket`). Padding is masked, so the
+                embeddings do not change beyond rounding.
+            pipeline: tokenise and pad the next batches in a background thread while the current
+                one is computed, copy without waiting and synchronise once at the end (instead of
+                once per batch); batches then come from chunks of 16 batches sorted by length.
+                ``None``: on CUDA only. Same embeddings as the serial path.
 
         The keywords of sentence-transformers' ``encode`` mean what they mean there:
 
@@ -493,58 +611,97 @@ class SentenceEncoder(nn.Module):
         target = check_device(device) if device is not None else home
         text_prompt = self._prompt_text(prompt, prompt_name)
         prompt_length = self._prompt_length(text_prompt)
-
-        ids, truncated = self.token_ids(items, prompt=text_prompt)
-        _warn_truncated(truncated, len(items), self.max_seq_length)
-        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
-        order = np.argsort(-lengths, kind="stable") if sort_by_length else np.arange(len(ids))
+        weights = next(self.model.parameters()).dtype
+        setting = compute_dtype if compute_dtype is not None else self.compute_dtype
+        cast_to = autocast_dtype(
+            resolve_compute_dtype(setting, target),
+            weights,
+            explicit=not (isinstance(setting, str) and setting.strip().lower() == "auto"),
+        )
+        padding_side = "left" if self._left_padding else "right"
+        buckets = resolve_bucket(bucket, target, cast_to or weights, padding_side)
+        pipelined = target.type == "cuda" if pipeline is None else bool(pipeline)
         if show_progress is None:
             show_progress = len(items) > PROGRESS_THRESHOLD
         keep_on_device = convert_to_tensor or not convert_to_numpy or tokens_out
         width = self.embedding_dim if truncate_dim is None else truncate_dim
-        out = None if keep_on_device else np.empty((len(items), width), dtype=np.float32)
-        parts: list[Any] = [None] * len(items)
+        n = len(items)
+        sink = None if keep_on_device else HostSink(n, width, target, asynchronous=pipelined)
+        rows: list[torch.Tensor] = []  # embeddings on the device, in plan order
+        plan: list[np.ndarray] = []  # input positions, in plan order
+        parts: list[Any] = [None] * n
+        truncated = [0]
+        batches = self._batches(
+            self._texts(items, text_prompt),
+            batch_size,
+            sort_by_length,
+            batch_size * CHUNK_BATCHES if pipelined else None,
+            buckets,
+            pin=target.type == "cuda",
+            truncated=truncated,
+        )
         was_training = self.training
         moved = target != home
         if moved:
             self.to(target)
         self.eval()
-        pin = target.type == "cuda"
+        source: Any = batches
         try:
-            with torch.inference_mode():
-                starts = range(0, len(items), batch_size)
-                for start in tqdm(starts, desc="encode", unit="batch", disable=not show_progress):
-                    index = order[start : start + batch_size]
-                    batch = self.collate([ids[i] for i in index])
-                    if pin:
-                        batch = {k: v.pin_memory() for k, v in batch.items()}
-                    batch = {k: v.to(target, non_blocking=pin) for k, v in batch.items()}
-                    hidden = self.model(**batch).last_hidden_state
-                    mask = batch["attention_mask"]
+            with (
+                torch.inference_mode(),
+                tokenizer_parallelism(),
+                compute_context(target, cast_to, weights, self.cudnn_attention),
+            ):
+                if pipelined:
+                    source = Prefetcher(batches, init=thread_init(target))
+                total = -(-n // batch_size)
+                bar = tqdm(
+                    source, total=total, desc="encode", unit="batch", disable=not show_progress
+                )
+                for batch in bar:
+                    inputs = {
+                        k: v.to(target, non_blocking=pipelined) for k, v in batch.tensors.items()
+                    }
+                    hidden = self.model(**inputs).last_hidden_state
                     if tokens_out:
-                        for row, i in enumerate(index):
-                            real = mask[row].nonzero()
-                            parts[i] = hidden[row, : int(real.max()) + 1].float().clone()
+                        left = self._left_padding
+                        for row, (i, length) in enumerate(
+                            zip(batch.positions, batch.lengths, strict=True)
+                        ):
+                            end = batch.width if left else int(length)
+                            parts[i] = hidden[row, :end].float().clone()
                         continue
-                    emb = self.embed_tokens(hidden, mask, prompt_length).float()
-                    if normalize:
-                        emb = F.normalize(emb, p=2, dim=-1)
-                    if truncate_dim is not None:
-                        emb = emb[:, :truncate_dim]
-                    if extra_normalize:
-                        emb = F.normalize(emb, p=2, dim=-1)
-                    if out is not None:
-                        out[index] = emb.cpu().numpy()
+                    emb = self._finish(
+                        hidden,
+                        inputs["attention_mask"],
+                        prompt_length,
+                        normalize,
+                        truncate_dim,
+                        extra_normalize,
+                        target if cast_to is not None else None,
+                    )
+                    if sink is not None:
+                        sink.add(batch.positions, emb)
                     else:
-                        for row, i in enumerate(index):
-                            parts[i] = emb[row].clone()
+                        rows.append(emb)
+                        plan.append(batch.positions)
+                out = sink.finish() if sink is not None else None  # the one wait for the GPU
+                result = None
+                if rows:  # one tensor on the device, rows put back in input order there
+                    stacked = torch.cat(rows)
+                    order = torch.from_numpy(np.concatenate(plan)).to(stacked.device)
+                    result = torch.empty_like(stacked)
+                    result[order] = stacked
         finally:
+            if isinstance(source, Prefetcher):
+                source.close()
             if moved:
                 self.to(home)
             self.train(was_training)
+        _warn_truncated(truncated[0], n, self.max_seq_length)
         if tokens_out:
             return parts[0] if single else parts
-        return _convert(out, parts, precision, convert_to_tensor, convert_to_numpy, single)
+        return _convert(out, result, precision, convert_to_tensor, convert_to_numpy, single)
 
 
 def _merge_flag(name: str, ours: bool | None, theirs: bool | None) -> bool | None:
@@ -556,27 +713,28 @@ def _merge_flag(name: str, ours: bool | None, theirs: bool | None) -> bool | Non
 
 def _convert(
     out: np.ndarray | None,
-    parts: list[Any],
+    result: torch.Tensor | None,
     precision: str,
     convert_to_tensor: bool,
     convert_to_numpy: bool,
     single: bool,
 ) -> Any:
-    """The return value sentence-transformers gives for the same keywords."""
+    """The return value sentence-transformers gives for the same keywords (``out``: the numpy
+    array, or ``result``: one tensor on the device, rows in input order)."""
     if precision != "float32":
-        array = out if out is not None else torch.stack(parts).cpu().numpy()
-        result: Any = quantize_embeddings(array, precision)
+        array = out if out is not None else result.cpu().numpy()
+        value: Any = quantize_embeddings(array, precision)
         if convert_to_tensor:
-            result = torch.as_tensor(result)
+            value = torch.as_tensor(value)
         elif not convert_to_numpy:
-            result = list(torch.from_numpy(result))
+            value = list(torch.from_numpy(value))
     elif out is not None:
-        result = out
+        value = out
     elif convert_to_tensor:
-        result = torch.stack(parts)
+        value = result
     else:
-        result = parts
-    return result[0] if single else result
+        value = list(result)
+    return value[0] if single else value
 
 
 def _warn_truncated(truncated: int, total: int, max_seq_length: int) -> None:

@@ -33,8 +33,15 @@ class Profile:
 
     @property
     def label(self) -> str:
-        """How results of this profile are labelled in tables and plots."""
-        return "quick (CPU, small subsets; not a paper reproduction)" if self.is_quick else "full"
+        """How results of this profile are labelled in tables and plots: ``"quick (CPU, small
+        subsets; not a paper reproduction)"``, ``"quick (GPU, ...)"`` where CUDA is available
+        (the encoders then run there), or ``"full"``."""
+        if not self.is_quick:
+            return "full"
+        import torch
+
+        where = "GPU" if torch.cuda.is_available() else "CPU"
+        return f"quick ({where}, small subsets; not a paper reproduction)"
 
 
 def get_profile(name: str | None = None) -> Profile:

@@ -278,9 +278,9 @@ def semantic_search(
     q_sq = (queries * queries).sum(dim=1)
     q_faiss = None
     if backend == "faiss":
-        q_faiss = queries.numpy()
+        q_faiss = queries.cpu().numpy()
         if score == "cosine":
-            q_faiss = q_faiss / np.maximum(np.sqrt(q_sq.numpy())[:, None], 1e-12)
+            q_faiss = q_faiss / np.maximum(np.sqrt(q_sq.cpu().numpy())[:, None], 1e-12)
         q_faiss = np.ascontiguousarray(q_faiss, dtype=np.float32)
 
     pieces, total = _iter_chunks(corpus, int(chunk_size))

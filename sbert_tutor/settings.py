@@ -1,21 +1,25 @@
 """Every setting the library reads, in one place.
 
-=============================  ===========================================================================
-environment variable           meaning
-=============================  ===========================================================================
-``SBERT_TUTOR_DATA``           Folder with the evaluation/training data: ``stsb/sts-{train,dev,test}.tsv``,
-                               ``sick/SICK_{train,trial,test}.tsv``, ``sts/raw/STS1x/<subset>.tsv``,
-                               ``nli/snli_{dev,test}.tsv`` and ``msmarco/`` (``corpus_mini.tsv``, the
-                               dev subset's and TREC DL19's queries and qrels, BM25 candidates).
-                               Unset: data come from the Hugging Face hub through ``datasets``.
-``SBERT_TUTOR_MODELS``         Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
-                               ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
-``SBERT_TUTOR_PROFILE``        ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.
-``HF_HUB_OFFLINE``             The Hugging Face switch: ``1`` means never touch the network.
-``SBERT_TUTOR_CHECK_SIZES``    ``0`` accepts data files whose row count differs from the published size
-                               of their data set (a subset made on purpose); default ``1``: such a file
-                               is refused as incomplete.
-=============================  ===========================================================================
+=======================================  ==============================================================================
+environment variable                     meaning
+=======================================  ==============================================================================
+``SBERT_TUTOR_DATA``                     Folder with the evaluation/training data: ``stsb/sts-{train,dev,test}.tsv``,
+                                         ``sick/SICK_{train,trial,test}.tsv``, ``sts/raw/STS1x/<subset>.tsv``,
+                                         ``nli/snli_{dev,test}.tsv`` and ``msmarco/`` (``corpus_mini.tsv``, the
+                                         dev subset's and TREC DL19's queries and qrels, BM25 candidates).
+                                         Unset: data come from the Hugging Face hub through ``datasets``.
+``SBERT_TUTOR_MODELS``                   Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
+                                         ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
+``SBERT_TUTOR_PROFILE``                  ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.
+``HF_HUB_OFFLINE``                       The Hugging Face switch: ``1`` means never touch the network.
+``SBERT_TUTOR_CHECK_SIZES``              ``0`` accepts data files whose row count differs from the published size
+                                         of their data set (a subset made on purpose); default ``1``: such a file
+                                         is refused as incomplete.
+``SBERT_TUTOR_TOKENIZER_PARALLELISM``    ``0`` lets ``TOKENIZERS_PARALLELISM=false`` hold while encoding; default:
+                                         a fast tokenizer uses all cores in ``encode`` whatever that variable
+                                         says, except in forked or ``multiprocessing`` child processes
+                                         (:mod:`sbert_tutor.tokenizing`).
+=======================================  ==============================================================================
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ MODELS_ENV = "SBERT_TUTOR_MODELS"
 PROFILE_ENV = "SBERT_TUTOR_PROFILE"
 OFFLINE_ENV = "HF_HUB_OFFLINE"
 CHECK_SIZES_ENV = "SBERT_TUTOR_CHECK_SIZES"
+TOKENIZER_PARALLELISM_ENV = "SBERT_TUTOR_TOKENIZER_PARALLELISM"
 
 _TRUE = {"1", "true", "yes", "on"}
 

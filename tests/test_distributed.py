@@ -215,6 +215,8 @@ def test_torchrun_cli_trains_and_process_zero_writes(minilm_path, tmp_path):
         "--out",
         str(tmp_path / "out"),
         "--no-progress",
+        "--device",
+        "cpu",  # CPU processes, whatever GPUs the machine has (issue 15: 2 processes, 1 GPU)
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
@@ -222,3 +224,52 @@ def test_torchrun_cli_trains_and_process_zero_writes(minilm_path, tmp_path):
     assert done.stderr.count("wrote the model") == 1  # process 0 only
     log = json.loads((tmp_path / "out" / "training_log.json").read_text())
     assert log["steps_done"] == 3 and log["config"]["batch_size"] == 4
+
+
+@pytest.fixture
+def torchrun_env(monkeypatch):
+    """This process as process 1 of 2 that torchrun started on one machine."""
+    for name, value in (("WORLD_SIZE", "2"), ("LOCAL_WORLD_SIZE", "2"), ("RANK", "1")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    return monkeypatch
+
+
+def test_process_device_needs_a_gpu_per_process(torchrun_env):
+    from sbert_tutor.distributed import process_device
+
+    with pytest.raises(
+        ValueError, match=r"2 processes .* 1 CUDA GPU:.*--nproc_per_node=1.*--device cpu"
+    ):
+        process_device(None, gpus=1)
+    with pytest.raises(ValueError, match="2 processes"):
+        process_device("cuda", gpus=1)
+    assert process_device(None, gpus=2) == "cuda:1"
+    assert process_device("cpu", gpus=1) == "cpu"  # CPU processes: no GPU needed
+    assert process_device("cuda:0", gpus=1) == "cuda:0"  # an explicit GPU is the user's choice
+    assert process_device(None, gpus=0) is None  # no CUDA: CPU processes, as before
+    torchrun_env.setenv("WORLD_SIZE", "1")
+    assert process_device(None, gpus=1) is None  # not under torchrun: nothing changes
+
+
+def test_torchrun_cli_with_more_processes_than_gpus_stops_with_a_clear_message(
+    torchrun_env, capsys
+):
+    """Process 1 of 2 on a machine with one GPU: the CLI says what to pass, before any CUDA call
+    or model load (today's code asked for cuda:1 and failed inside CUDA)."""
+    from sbert_tutor import cli
+
+    torchrun_env.setattr(torch.cuda, "is_available", lambda: True)
+    torchrun_env.setattr(torch.cuda, "device_count", lambda: 1)
+
+    def no_cuda(*args, **kwargs):
+        raise AssertionError("CUDA was touched before the check")
+
+    torchrun_env.setattr(torch.cuda, "set_device", no_cuda)
+    torchrun_env.setattr(dist, "init_process_group", no_cuda)
+    argv = ["train", "--model", "no/such-model", "--loss", "mnrl", "--train", "x.tsv"]
+    argv += ["--out", "out", "--no-progress"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "torchrun started 2 processes on this machine, but it has 1 CUDA GPU" in err
+    assert "--nproc_per_node=1" in err and "--device cpu" in err

@@ -33,3 +33,15 @@ def test_profile_selection(monkeypatch):
     monkeypatch.setenv("SBERT_TUTOR_PROFILE", "medium")
     with pytest.raises(ValueError, match="quick, full"):
         get_profile()
+
+
+def test_quick_label_says_where_it_runs(monkeypatch):
+    """On a GPU the quick profile's label must not say CPU (issue 15); on a CPU it does."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    quick = get_profile("quick")
+    assert quick.label == "quick (GPU, small subsets; not a paper reproduction)"
+    assert "CPU" not in quick.label and get_profile("full").label == "full"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert get_profile("quick").label == "quick (CPU, small subsets; not a paper reproduction)"

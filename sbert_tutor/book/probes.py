@@ -172,6 +172,6 @@ def head_block_means(
     blocks = classifier.linear.weight.detach().split(d, dim=1)
     names = list(label_names) if label_names is not None else list(range(classifier.num_labels))
     return pd.DataFrame(
-        {f: b.mean(dim=1).numpy() for f, b in zip(classifier.features, blocks, strict=True)},
+        {f: b.mean(dim=1).cpu().numpy() for f, b in zip(classifier.features, blocks, strict=True)},
         index=pd.Index(names, name="class"),
     )

@@ -219,7 +219,7 @@ def dropout_view_similarity(
             torch.manual_seed(seed)
             with torch.no_grad():
                 emb = embed_rows(encoder, rows)
-            out[f"cosine, {mode} mode"] = F.cosine_similarity(emb[:, 0], emb[:, 1]).numpy()
+            out[f"cosine, {mode} mode"] = F.cosine_similarity(emb[:, 0], emb[:, 1]).cpu().numpy()
     finally:
         encoder.train(was_training)
     table = pd.DataFrame({"sentence": list(sentences), **out})

@@ -177,7 +177,10 @@ def search_throughput(
     )
     t_dense, dense = median_seconds(
         lambda: (
-            (torch.from_numpy(q) @ torch.from_numpy(corpus).T).topk(top_k, dim=1).indices.numpy()
+            (torch.from_numpy(q) @ torch.from_numpy(corpus).T)
+            .topk(top_k, dim=1)
+            .indices.cpu()
+            .numpy()
         ),
         repeats,
     )

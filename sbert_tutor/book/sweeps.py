@@ -137,7 +137,7 @@ def triplet_margin_sweep(
             gap = pairwise_distance(anchor, positive, distance) - pairwise_distance(
                 anchor, negative, distance
             )
-            separation[distance] = (-gap).numpy()
+            separation[distance] = (-gap).cpu().numpy()
             for margin in margins:
                 hinge = F.relu(gap + float(margin))
                 rows.append(
@@ -225,7 +225,7 @@ def candidate_table(
     table = pd.DataFrame({"candidate": [_shorten(t) for t in texts], "kind": kinds, "cosine": cos})
     middle = float(scales[len(scales) // 2])
     for s in scales:
-        table[f"p (s={s:g})"] = torch.softmax(float(s) * cos, dim=0).numpy()
+        table[f"p (s={s:g})"] = torch.softmax(float(s) * cos, dim=0).cpu().numpy()
     table["gradient weight"] = table[f"p (s={middle:g})"] - (table.index == row)
     own = table.index[table["kind"].str.startswith("own")]
     keep = set(table["cosine"].nlargest(top).index) | set(own)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,19 +68,14 @@ def objective_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def torch_cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def run(args: argparse.Namespace) -> int:
     from sbert_tutor import distributed
     from sbert_tutor.training import TrainingConfig
     from sbert_tutor.training.recipe import fit
 
-    if distributed.init_from_env() and args.device is None and torch_cuda():
-        args.device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}"
+    # under torchrun: one GPU per process, or a clear error before any child touches CUDA
+    args.device = distributed.process_device(args.device)
+    distributed.init_from_env(device=args.device)
 
     config = TrainingConfig(
         epochs=args.epochs,
@@ -156,7 +150,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--warmup-ratio", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--max-grad-norm", type=float, default=1.0, help="0 disables clipping")
-    parser.add_argument("--amp", default="none", choices=("none", "fp16", "bf16"), help="CUDA only")
+    parser.add_argument(
+        "--amp",
+        default="none",
+        choices=("none", "fp16", "bf16", "auto"),
+        help="mixed precision on CUDA (auto: bf16 on compute capability >= 8.0, else fp16)",
+    )
     parser.add_argument(
         "--eval-steps",
         type=int,

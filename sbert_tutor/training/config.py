@@ -13,7 +13,7 @@ from typing import Any
 
 from sbert_tutor.training.schedules import SCHEDULES
 
-AMP_MODES = ("fp16", "bf16")
+AMP_MODES = ("fp16", "bf16", "auto")
 
 #: Settings that change the trajectory: a checkpoint only resumes under the same values.
 TRAJECTORY_FIELDS = (
@@ -47,7 +47,14 @@ class TrainingConfig:
         max_steps: train exactly this many steps, cycling through epochs as needed.
         max_grad_norm: clip the global gradient norm to this (``None``: no clipping).
         seed: seeds Python, NumPy and torch at the start, and the batch order of every epoch.
-        amp: ``"fp16"`` (with a gradient scaler) or ``"bf16"`` autocast, on CUDA only; ``None``.
+        amp: mixed precision on CUDA: ``"fp16"`` (autocast with a gradient scaler), ``"bf16"``
+            (autocast), ``"auto"`` or ``None`` (fp32; also ``"fp32"``). ``"auto"`` picks by the GPU
+            (:func:`sbert_tutor.training.trainer.auto_amp`): bf16 on compute capability >= 8.0,
+            fp16 with a gradient scaler below, fp32 on a CPU.
+        bucket: width bucketing of each training batch (:mod:`sbert_tutor.batching`):
+            ``"auto"`` rounds the padded width up to a multiple of 32 on CUDA under fp16/bf16
+            and pads to the longest text elsewhere; ``None`` never; a multiple or a ladder of
+            widths. The padding is masked, so in fp32 the embeddings and the loss do not change.
         length_buckets: smart batching: group examples of similar token length.
         bucket_batches: batches per sorting bucket (see :mod:`~sbert_tutor.training.samplers`).
         no_duplicates: never put a text twice in a batch; ``None``: on for in-batch-negative
@@ -71,6 +78,7 @@ class TrainingConfig:
     max_grad_norm: float | None = 1.0
     seed: int = 42
     amp: str | None = None
+    bucket: int | tuple[int, ...] | str | None = "auto"
     length_buckets: bool = True
     bucket_batches: int | None = 50
     no_duplicates: bool | None = None
@@ -104,10 +112,16 @@ class TrainingConfig:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ValueError(f"max_grad_norm must be > 0 or None, got {self.max_grad_norm!r}")
-        if self.amp in ("none", ""):
+        if self.amp in ("none", "", "fp32"):
             self.amp = None
         if self.amp is not None and self.amp not in AMP_MODES:
             raise ValueError(f"amp must be one of {AMP_MODES} or None, got {self.amp!r}")
+        if isinstance(self.bucket, list):
+            self.bucket = tuple(self.bucket)
+        if self.bucket != "auto":
+            from sbert_tutor.batching import resolve_bucket
+
+            resolve_bucket(self.bucket, "cpu", None, "right")  # a bad value fails here
         if self.save_steps is not None and not self.checkpoint_dir:
             raise ValueError("save_steps needs checkpoint_dir= (where to write the checkpoints)")
 

@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
+from sbert_tutor.batching import Bucket
 from sbert_tutor.data import nli as nli_data
 from sbert_tutor.data.nli import NLI_LABELS, NLIData
 from sbert_tutor.data.table import DataTable
@@ -66,16 +67,19 @@ from sbert_tutor.training.examples import Examples, to_examples
 from sbert_tutor.validation import check_choice
 
 
-def embed_rows(encoder: SentenceEncoder, rows: Sequence[Sequence[str]]) -> Tensor:
+def embed_rows(
+    encoder: SentenceEncoder, rows: Sequence[Sequence[str]], bucket: Bucket = None
+) -> Tensor:
     """Embed ``B`` examples of ``k`` texts each in one forward pass: ``[B, k, d]`` with gradients.
 
     Texts are tokenised with the encoder's own settings (strip, lower-casing, truncation to
-    ``max_seq_length``) and padded to the longest text of the whole batch.
+    ``max_seq_length``) and padded to the longest text of the whole batch, rounded up with
+    ``bucket`` (:meth:`SentenceEncoder.collate`; masked padding, the same embeddings in fp32).
     """
     width = len(rows[0])
     flat = [text for row in rows for text in row]
     ids, _ = encoder.token_ids(flat)
-    batch = encoder.collate(ids)
+    batch = encoder.collate(ids, bucket=bucket)
     device = encoder.device
     emb = encoder(
         input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device)
@@ -198,15 +202,20 @@ class Objective(nn.Module):
         )
 
     def loss(
-        self, encoder: SentenceEncoder, rows: Sequence[Sequence[str]], labels: Tensor | None
+        self,
+        encoder: SentenceEncoder,
+        rows: Sequence[Sequence[str]],
+        labels: Tensor | None,
+        bucket: Bucket = None,
     ) -> Tensor:
-        """Encode a batch of examples (one forward pass) and return the scalar loss.
+        """Encode a batch of examples (one forward pass, widths rounded up with ``bucket``:
+        :func:`embed_rows`) and return the scalar loss.
 
         Under ``torchrun``, objectives with in-batch negatives gather the embeddings of every
         process first (:func:`sbert_tutor.distributed.gather_with_grad`), so the negatives are the
         whole global batch and the loss equals the single-process loss on it.
         """
-        embeddings = embed_rows(encoder, rows)
+        embeddings = embed_rows(encoder, rows, bucket)
         if self.in_batch_negatives:
             embeddings = gather_with_grad(embeddings)
             labels = None if labels is None else gather_with_grad(labels)

@@ -107,6 +107,7 @@ def fit(
             "columns": list(examples.columns),
         },
         "config": config.to_dict(),
+        "precision": {"amp": trainer.amp or "fp32", "bucket": trainer.bucket},
         "total_steps": trainer.total_steps,
         "warmup_steps": trainer.warmup_steps,
         "steps_done": trainer.step,

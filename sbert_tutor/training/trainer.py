@@ -5,7 +5,9 @@ Each optimizer step :math:`t`:
 1. take the next batch of the epoch's plan (length-bucketed, without duplicate texts for
    in-batch-negative objectives; :mod:`~sbert_tutor.training.samplers`);
 2. encode all its texts in one forward pass and compute the objective's loss :math:`\mathcal{L}`
-   (under ``torch.autocast`` when AMP is on, CUDA only);
+   (under ``torch.autocast`` when AMP is on, CUDA only; see :func:`auto_amp` for ``amp="auto"``);
+   the batch is padded to its longest text, or on CUDA under AMP to the next multiple of 32
+   (width bucketing, :mod:`sbert_tutor.batching`; masked padding, the same loss in fp32);
 3. back-propagate; clip the global gradient norm: :math:`g \leftarrow g \cdot
    \min(1, c / \lVert g \rVert_2)` with :math:`c` = ``max_grad_norm``;
 4. AdamW step with rate :math:`\eta\, m(t)` (:mod:`~sbert_tutor.training.schedules`);
@@ -31,7 +33,6 @@ import math
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ import torch
 from torch import nn
 
 from sbert_tutor import distributed
+from sbert_tutor.batching import Bucket, resolve_bucket
+from sbert_tutor.compute import compute_context
 from sbert_tutor.encoder import SentenceEncoder, TruncationWarning
 from sbert_tutor.training.checkpoint import (
     load_checkpoint,
@@ -58,6 +61,35 @@ from sbert_tutor.training.schedules import make_scheduler, warmup_steps_for
 logger = logging.getLogger(__name__)
 
 Evaluator = Callable[[Any], dict[str, float]]
+
+#: Compute capability from which ``amp="auto"`` trains in bf16 (Ampere: A100, A10, L4, H100, ...).
+BF16_CAPABILITY = (8, 0)
+
+
+def auto_amp(device: torch.device | str, capability: tuple[int, int] | None = None) -> str | None:
+    """What ``amp="auto"`` trains in: ``"bf16"``, ``"fp16"`` or ``None`` (fp32).
+
+    * a CPU: ``None``. Autocast on a CPU rarely pays for training and CUDA's gradient scaler is
+      not there.
+    * CUDA, compute capability >= 8.0 (A100, L4, H100): ``"bf16"``. These GPUs have bf16 tensor
+      cores at the fp16 rate; bf16 keeps fp32's exponent range, so no gradient scaler is needed.
+    * older CUDA GPUs (T4 is 7.5, V100 7.0): ``"fp16"`` with a gradient scaler. They have no bf16
+      tensor cores (bf16 would run on the fp32 units, or be emulated), while their fp16 tensor
+      cores peak far above fp32 (a T4: about 65 vs 8 TFLOPS).
+
+    This rule holds with width bucketing on (the trainer's default on CUDA under AMP): without
+    it, every new batch width costs fp16/bf16 a one-off kernel choice that made an H100 epoch of
+    STSb at batch 16 3.4x slower than fp32 (issue 15). Whether ``"auto"`` is at least as fast as
+    fp32 for a given model and batch size is measured by ``benchmarks/train_step.py --device cuda
+    --amp ...`` and recorded under ``benchmarks/results/``. ``capability`` defaults to the
+    device's own (given in tests).
+    """
+    dev = torch.device(device)
+    if dev.type != "cuda":
+        return None
+    if capability is None:
+        capability = torch.cuda.get_device_capability(dev)
+    return "bf16" if tuple(capability) >= BF16_CAPABILITY else "fp16"
 
 
 def clip_gradients(parameters: Iterable[nn.Parameter], max_norm: float) -> float:
@@ -159,7 +191,11 @@ class Trainer:
             self.total_steps = sum(len(self._plan(e)) for e in range(cfg.epochs))
         self.warmup_steps = warmup_steps_for(self.total_steps, cfg.warmup_ratio)
         self.amp = self._check_amp(cfg.amp)
-        self.model = distributed.wrap(encoder, self.objective)
+        padding_side = getattr(encoder.tokenizer, "padding_side", "right")
+        self.bucket: Bucket = resolve_bucket(
+            cfg.bucket, self.device, self._amp_dtype() or torch.float32, padding_side
+        )
+        self.model = distributed.wrap(encoder, self.objective, bucket=self.bucket)
         self.parameters = [
             p for m in (encoder, self.objective) for p in m.parameters() if p.requires_grad
         ]
@@ -203,6 +239,8 @@ class Trainer:
         return self._plan_cache[1]
 
     def _check_amp(self, amp: str | None) -> str | None:
+        if amp == "auto":
+            return auto_amp(self.device)
         if amp is not None and self.device.type != "cuda":
             warnings.warn(
                 f"amp={amp!r} needs a CUDA device; training in float32 on {self.device}",
@@ -214,11 +252,14 @@ class Trainer:
             raise ValueError("this GPU does not support bf16; use amp='fp16'")
         return amp
 
+    def _amp_dtype(self) -> torch.dtype | None:
+        return {None: None, "fp16": torch.float16, "bf16": torch.bfloat16}[self.amp]
+
     def _autocast(self):
-        if self.amp is None:
-            return nullcontext()
-        dtype = torch.float16 if self.amp == "fp16" else torch.bfloat16
-        return torch.autocast(device_type="cuda", dtype=dtype)
+        """Autocast to the AMP dtype (none in fp32); on CUDA under fp16/bf16 attention leaves
+        out cuDNN's kernel, which plans again for every new batch shape
+        (:func:`sbert_tutor.compute.compute_context`)."""
+        return compute_context(self.device, self._amp_dtype())
 
     # ------------------------------------------------------------------ one step
     def _labels(self, batch: Sequence[int]) -> torch.Tensor | None:
@@ -243,18 +284,24 @@ class Trainer:
             self.scaler.scale(loss).backward()
         else:
             loss.backward()
+        if self.scaler is not None:  # clipping and the recorded norm see the true gradients
+            self.scaler.unscale_(self.optimizer)
         if self.config.max_grad_norm is not None:
-            if self.scaler is not None:
-                self.scaler.unscale_(self.optimizer)
             grad_norm = clip_gradients(self.parameters, self.config.max_grad_norm)
         else:
             grad_norm = gradient_norm(self.parameters)
+        stepped = True
         if self.scaler is not None:
+            scale = self.scaler.get_scale()
             self.scaler.step(self.optimizer)
             self.scaler.update()
+            # inf/nan gradients: the scaler skipped the step and lowered its scale; the schedule
+            # waits for the next real step
+            stepped = self.scaler.get_scale() >= scale
         else:
             self.optimizer.step()
-        self.scheduler.step()
+        if stepped:
+            self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         return value, grad_norm, lr
 
@@ -364,7 +411,9 @@ class Trainer:
                 batch = list(range(start, min(n, start + size)))
                 rows = [self.examples.texts[i] for i in batch]
                 with self._autocast():
-                    loss = self.objective.loss(self.encoder, rows, self._labels(batch))
+                    loss = self.objective.loss(
+                        self.encoder, rows, self._labels(batch), bucket=self.bucket
+                    )
                 total += float(loss) * len(batch)
         finally:
             self.encoder.train(modes[0])
