@@ -10,10 +10,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from sbert_tutor.commands import eval_ir, eval_sts, train
+from sbert_tutor.commands import eval_ir, eval_sts, eval_transfer, train
 
 #: Subcommand modules, each with ``register(subparsers)``; add new commands here.
-COMMANDS = [eval_sts, eval_ir, train]
+COMMANDS = [eval_sts, eval_ir, eval_transfer, train]
 
 
 def build_parser() -> argparse.ArgumentParser:
