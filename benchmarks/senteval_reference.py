@@ -127,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     def batcher(params, batch):
         return cache.lookup([" ".join(tokens) for tokens in batch])
 
+    senteval_commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=args.senteval, capture_output=True, text=True
+    ).stdout.strip()
+    files = sorted(p for p in (root / "senteval").rglob("*") if p.is_file())
     results = {}
     for task in args.tasks.split(","):
         torch.set_num_threads(args.threads)
@@ -138,22 +142,23 @@ def main(argv: list[str] | None = None) -> int:
         out["sentences_encoded_now"] = engine.params.encoded_now
         results[task] = out
         print(task, {k: out[k] for k in ("acc", "devacc", "ndev", "ntest") if k in out}, flush=True)
-    senteval_commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=args.senteval, capture_output=True, text=True
-    ).stdout.strip()
-    files = sorted(p for p in (root / "senteval").rglob("*") if p.is_file())
-    payload = {
-        "model": args.model,
-        "engine": "SentEval (facebookresearch/SentEval), standard transfer setting",
-        "senteval_commit": senteval_commit or "unknown",
-        "config": {**CONFIG, "seed": 1111},
-        "results": results,
-        "provenance": provenance(
-            data_files=files, model=encoder.describe(), command=sys.argv, shims=cpu_shims.__doc__
-        ),
-    }
+        payload = {
+            "model": args.model,
+            "engine": "SentEval (facebookresearch/SentEval), standard transfer setting",
+            "senteval_commit": senteval_commit or "unknown (not a git checkout)",
+            "config": {**CONFIG, "seed": 1111},
+            "results": results,
+            "provenance": provenance(
+                data_files=files,
+                model=encoder.describe(),
+                command=sys.argv,
+                shims=cpu_shims.__doc__,
+            ),
+        }
+        if args.json:  # after every task, so a long run keeps what it has
+            write_json(args.json, payload)
     if args.json:
-        print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
+        print(f"wrote {args.json}", file=sys.stderr)
     return 0
 
 
