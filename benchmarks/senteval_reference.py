@@ -100,7 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default=None, help="embedding cache prefix (PREFIX.json/.npy)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for the classifier")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--log", default=None, help="write SentEval's own log (chosen L2 per fold)")
     args = parser.parse_args(argv)
+    if args.log:
+        import logging
+
+        logging.basicConfig(filename=args.log, level=logging.INFO, format="%(message)s")
 
     import torch
 

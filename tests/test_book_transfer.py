@@ -58,6 +58,8 @@ def test_recorded_runs_beside_published_and_their_difference():
     diff = book.ours_minus_senteval(ours, senteval)
     np.testing.assert_allclose(diff["difference"], 0.5)
     how = book.how_recorded(ours)
+    assert list(book.how_recorded_table({"a": ours, "b": None}).columns) == ["a"]
+    assert book.ours_minus_senteval(ours, None) is None
     assert how["git commit"] == "abc123abc123" and how["profile"] == "full"
     assert "rt-polarity.pos: ffffffffffff" in how["data files (sha256)"]
 

@@ -59,6 +59,14 @@ def test_separable_classes_are_classified_perfectly():
     assert all(f.l2 in L2_GRID for f in folds)
 
 
+def test_processes_do_not_change_the_numbers():
+    X, y = _separable(40, d=6, seed=5)
+    X = X + np.random.default_rng(6).normal(scale=0.8, size=X.shape)  # not separable any more
+    one = nested_cross_validation(X, y, k=3)
+    two = nested_cross_validation(X, y, k=3, n_jobs=2)
+    assert one == two and one[0] < 100
+
+
 def test_shuffled_labels_give_chance_accuracy():
     """Labels independent of the features: the held-out accuracy is a proportion over 600 items,
     standard deviation sqrt(0.25 / 600) = 2.0 points around 50; we allow 3 of them (seeded, so the

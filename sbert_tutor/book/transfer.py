@@ -121,8 +121,8 @@ class TransferSizes:
 
 SIZES = {
     "quick": TransferSizes(
-        experiment_tasks=("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc"),
-        experiment_max_items=500,
+        experiment_tasks=("mr", "subj", "trec", "mrpc"),
+        experiment_max_items=400,
         poolings=("mean", "cls"),
         kfold=5,
     ),
@@ -213,8 +213,18 @@ def beside_published(
     return table
 
 
-def ours_minus_senteval(ours: Mapping[str, Any], senteval: Mapping[str, Any]) -> pd.DataFrame:
-    """Per task: our accuracy, SentEval's engine's, and the difference (points)."""
+def how_recorded_table(runs: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame:
+    """:func:`how_recorded` of each named run, one column a run (absent runs are skipped)."""
+    return pd.DataFrame({name: how_recorded(run) for name, run in runs.items() if run is not None})
+
+
+def ours_minus_senteval(
+    ours: Mapping[str, Any] | None, senteval: Mapping[str, Any] | None
+) -> pd.DataFrame | None:
+    """Per task: our accuracy, SentEval's engine's, and the difference (points); ``None`` when a
+    run is missing."""
+    if ours is None or senteval is None:
+        return None
     a, b = _accuracy_row(ours), _accuracy_row(senteval)
     tasks = [t for t in (*TASK_COLUMNS, "avg") if t in a and t in b]
     return pd.DataFrame(

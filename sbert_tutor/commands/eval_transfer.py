@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         batch_size=args.batch_size,
         max_items=args.max_items,
+        n_jobs=args.jobs,
     )
     seconds = time.perf_counter() - start
     print("accuracy x100 of a logistic regression on frozen embeddings (SentEval protocol)")
@@ -80,6 +81,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         help="at most this many items a split (stratified subsample) for a quick run",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes for the classifier's cross-validation folds (results do not depend on it)",
     )
     parser.add_argument("--json", default=None, help="write the table, details and provenance here")
     parser.set_defaults(func=run)
