@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -26,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from sbert_tutor.evaluation.transfer import evaluate_transfer
 
     encoder = load_encoder(args)
+    load_before = os.getloadavg()
     start = time.perf_counter()
     result = evaluate_transfer(
         encoder,
@@ -51,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
             "model": args.model,
             **result.to_json(),
             "seconds": seconds,
+            # 1/5/15-minute load averages: timings on a shared machine need them to be read
+            "load_average": {"start": load_before, "end": os.getloadavg()},
         }
         payload["provenance"] = {**payload["provenance"], "command": sys.argv}
         print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
