@@ -334,5 +334,5 @@ def plot_experiment(frame: pd.DataFrame, ax=None):
     ax.set_ylim(max(0.0, low - 10), 100)
     ax.set_ylabel("accuracy x100")
     ax.set_xlabel("")
-    ax.legend(fontsize=8, ncol=2, loc="lower right")
+    ax.legend(fontsize=8, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     return ax
