@@ -111,12 +111,17 @@ class TransferSizes:
         experiment_max_items: items a split in it (a stratified subsample; ``None`` = all).
         poolings: the poolings compared (each with and without L2 normalisation).
         kfold: folds of its cross-validations (SentEval's 10 on full data; fewer on subsamples).
+        classifier: the probe of the experiment. ``"lbfgs"``, the converged logistic regression:
+            the experiment asks what the embeddings carry, and SentEval's Adam with early stopping
+            barely leaves its initialisation on a few hundred items (16 steps a round on a
+            quick profile's inner training fold), so its answer would be about the optimiser.
     """
 
     experiment_tasks: tuple[str, ...]
     experiment_max_items: int | None
     poolings: tuple[str, ...]
     kfold: int = 10
+    classifier: str = "lbfgs"
 
 
 SIZES = {
@@ -275,7 +280,8 @@ def pooling_normalisation_experiment(
     seed: int = 1111,
 ) -> pd.DataFrame:
     """Transfer accuracy of one model's embeddings under each pooling, with and without L2
-    normalisation (the protocol of :func:`sbert_tutor.evaluation.transfer.evaluate_transfer`).
+    normalisation (the protocol of :func:`sbert_tutor.evaluation.transfer.evaluate_transfer`,
+    with the probe ``sizes.classifier``).
 
     Each pooling's embeddings are computed once and normalised afterwards for the second variant.
     Returns a tidy table: ``pooling``, ``normalised``, ``task``, ``accuracy``, ``mean_norm`` (the
@@ -295,6 +301,7 @@ def pooling_normalisation_experiment(
                 batch_size=batch_size,
                 seed=seed,
                 show_progress=False,
+                classifier=sizes.classifier,
             )
             for row in result.table.itertuples():
                 rows.append(
