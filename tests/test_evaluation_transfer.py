@@ -163,7 +163,8 @@ def test_evaluate_task_encodes_each_sentence_once_and_scores_every_protocol():
     encoder = LookupEncoder(vectors)
     # MR-like (nested CV); a duplicate and an empty line are kept as items
     cv = TransferSplit(sentences + [sentences[0], ""], np.concatenate([y, [y[0], 0]]))
-    result = evaluate_task(encoder, _task("mr", {"all": cv}), k=5)
+    # the converged probe: the wiring is the same for both, SentEval's needs more items (below)
+    result = evaluate_task(encoder, _task("mr", {"all": cv}), k=5, classifier="lbfgs")
     assert len(encoder.calls) == 1
     assert sorted(encoder.calls[0]) == sorted(sentences)  # once each, no empty string
     assert result.n_sentences == len(sentences) and result.n_empty == 1
@@ -176,7 +177,9 @@ def test_evaluate_task_encodes_each_sentence_once_and_scores_every_protocol():
     dev = TransferSplit(sentences[1::4], y[1::4])
     test = TransferSplit(sentences[3::4], y[3::4])
     sst = evaluate_task(
-        LookupEncoder(vectors), _task("sst2", {"train": train, "dev": dev, "test": test})
+        LookupEncoder(vectors),
+        _task("sst2", {"train": train, "dev": dev, "test": test}),
+        classifier="lbfgs",
     )
     assert sst.accuracy == 100.0 and sst.n_dev == len(dev) and sst.l2 in L2_GRID
     assert set(sst.l2_scores) == set(L2_GRID) and sst.n_train == half
@@ -187,9 +190,37 @@ def test_evaluate_task_encodes_each_sentence_once_and_scores_every_protocol():
     labels = np.array([i % 2 for i in range(40)])
     pairs = TransferSplit(a, labels, b)
     mrpc = evaluate_task(
-        LookupEncoder(vectors), _task("mrpc", {"train": pairs, "test": pairs}), k=5
+        LookupEncoder(vectors),
+        _task("mrpc", {"train": pairs, "test": pairs}),
+        k=5,
+        classifier="lbfgs",
     )
     assert mrpc.accuracy == 100.0 and mrpc.f1 == 100.0
+
+
+def test_evaluate_task_senteval_classifier_on_split_and_pair_tasks():
+    """SentEval's probe through the SST-2 (train/dev/test) and MRPC (pairs, CV on train) paths, on
+    well-separated features with enough items for its Adam to get there."""
+    X, y = _separable(600, d=6, seed=8)
+    X = X / 3 + np.where(y == 1, 1.0, -1.0)[:, None] * 0.4  # spread small, margin wide
+    sentences = [f"item {i}" for i in range(len(y))]
+    vectors = dict(zip(sentences, X, strict=True))
+    split = {
+        name: TransferSplit(sentences[part], y[part])
+        for name, part in (("train", slice(0, None, 2)), ("dev", slice(1, None, 4)))
+    }
+    split["test"] = TransferSplit(sentences[3::4], y[3::4])
+    sst = evaluate_task(LookupEncoder(vectors), _task("sst2", split))
+    assert sst.accuracy > 98 and sst.dev_accuracy > 98 and set(sst.l2_scores) == set(L2_GRID)
+    a = sentences[:300]
+    b = [s if i % 2 else sentences[-1 - i] for i, s in enumerate(a)]
+    pairs = TransferSplit(a, np.array([i % 2 for i in range(300)]), b)
+    mrpc = evaluate_task(
+        LookupEncoder(vectors), _task("mrpc", {"train": pairs, "test": pairs}), k=3
+    )
+    assert mrpc.accuracy > 95 and mrpc.f1 > 95 and mrpc.l2 in L2_GRID
+    with pytest.raises(ValueError, match="classifier must be one of"):
+        evaluate_task(LookupEncoder(vectors), _task("sst2", split), classifier="adam")
 
 
 def test_encode_once_maps_empty_sentences_to_zero():
