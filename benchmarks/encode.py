@@ -2,7 +2,7 @@
 
 Not a test: a measurement (book chapter on computational efficiency; SBERT paper Table 7). Both
 libraries run in this one process, on the same sentences, with the same thread count; runs are
-interleaved (:func:`sbert_tutor.speed.encode_throughput`), medians are reported with the ratio
+interleaved (:func:`sbert_tutor.book.speed.encode_throughput`), medians are reported with the ratio
 ours / sentence-transformers, and outputs must agree to 1e-4.
 
 Sentences: real text with mixed lengths from ``SBERT_TUTOR_DATA``: STS benchmark test sentences
@@ -37,15 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from sbert_tutor import SentenceEncoder
-    from sbert_tutor.commands.common import write_json
-    from sbert_tutor.provenance import provenance
-    from sbert_tutor.resolve import resolve_model
-    from sbert_tutor.speed import (
+    from sbert_tutor.book.speed import (
         encode_throughput,
+        mixed_length_sentences,
         sentence_transformers_reference,
         throughput_ratios,
     )
-    from sbert_tutor.speed_data import mixed_length_sentences
+    from sbert_tutor.commands.common import write_json
+    from sbert_tutor.provenance import provenance
+    from sbert_tutor.resolve import resolve_model
 
     if args.threads:
         torch.set_num_threads(args.threads)

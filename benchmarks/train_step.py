@@ -43,9 +43,9 @@ def training_pairs(loss: str):
 
     pairs = entailment_pairs(load_nli_train())
     theirs = datasets.Dataset.from_dict(
-        {"anchor": list(pairs["anchor"]), "positive": list(pairs["positive"])}
+        {"anchor": list(pairs.table["anchor"]), "positive": list(pairs.table["positive"])}
     )
-    return pairs, theirs, []
+    return pairs, theirs, list(pairs.files)
 
 
 def run_ours(loss: str, data, args) -> tuple[float, int, object]:
@@ -151,14 +151,16 @@ def main(argv: list[str] | None = None) -> int:
         f"ratio (ours / sentence-transformers, steps/s): {result['ratio_steps_per_s_ours_vs_st']:.3f}"
     )
     if args.eval:
-        result["ours"]["stsb_test_spearman"] = float(evaluate_sts(enc, "stsb")["spearman"].iloc[0])
+        result["ours"]["stsb_test_spearman"] = float(
+            evaluate_sts(enc, "stsb").table["spearman"].iloc[0]
+        )
 
         class _STAdapter:  # evaluate the ST model with the same evaluator
             def encode(self, sentences, batch_size=64, show_progress=None):
                 return st_model.encode(sentences, batch_size=batch_size, convert_to_numpy=True)
 
         result["sentence_transformers"]["stsb_test_spearman"] = float(
-            evaluate_sts(_STAdapter(), "stsb")["spearman"].iloc[0]
+            evaluate_sts(_STAdapter(), "stsb").table["spearman"].iloc[0]
         )
         print(
             f"STSb test Spearman: ours {result['ours']['stsb_test_spearman']:.2f}, "

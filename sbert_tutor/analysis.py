@@ -1,4 +1,4 @@
-r"""Looking inside an embedding space (book chapter 3).
+r"""Looking inside an embedding space (book chapters 3 and 12).
 
 *Anisotropy* (Ethayarajh, 2019): if embeddings occupy a narrow cone, even unrelated sentences have
 a high cosine. We estimate it as the mean cosine of random sentence pairs,
@@ -7,15 +7,14 @@ a high cosine. We estimate it as the mean cosine of random sentence pairs,
 
 over ``n_pairs`` pairs :math:`(i, j)` drawn uniformly with :math:`i \ne j`. An isotropic space gives
 :math:`A \approx 0`.
+
+*A picture of the space*: :func:`pca_2d` projects embeddings on their first two principal
+components and says how much of the variance the picture shows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
-import pandas as pd
 
 from sbert_tutor.similarity import normalize_rows
 
@@ -42,61 +41,13 @@ def anisotropy(embeddings: np.ndarray, n_pairs: int = 2000, seed: int = 0) -> fl
     return float(random_pair_cosines(embeddings, n_pairs, seed).mean())
 
 
-def compare_pooling(
-    encoder: Any,
-    modes: Sequence[str] = ("mean", "max", "cls"),
-    task: str = "stsb",
-    split: str = "test",
-    n_pairs: int = 2000,
-) -> pd.DataFrame:
-    """The same weights with each pooling: STS Spearman/Pearson and anisotropy, one row a mode.
+def pca_2d(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Project rows of ``x`` on their first two principal components (via SVD of centred x).
 
-    The encoder's transformer is shared; only the pooling step changes.
+    Returns ``(coordinates [n, 2], explained variance ratio [2])``.
     """
-    from sbert_tutor.data import load_sts
-    from sbert_tutor.evaluation.sts import predict_similarity, score_pairs
-
-    data = load_sts(task, split)
-    sentences = list(dict.fromkeys([*data.sentences1, *data.sentences2]))
-    rows = []
-    for mode in modes:
-        variant = encoder.with_pooling(mode)
-        block = score_pairs(data, predict_similarity(variant, data))
-        emb = variant.encode(sentences, normalize=False)
-        rows.append(
-            {
-                "pooling": mode,
-                "spearman": block["spearman"]["all"],
-                "pearson": block["pearson"]["all"],
-                "anisotropy": anisotropy(emb, n_pairs),
-            }
-        )
-    table = pd.DataFrame(rows)
-    table.attrs["note"] = (
-        f"{task}/{split}, {len(data)} pairs, Spearman/Pearson x100; same weights, pooling varies"
-    )
-    table.attrs["files"] = [str(f) for f in data.files]
-    return table
-
-
-def cosine_groups(
-    encoder: Any,
-    data: Any,
-    n_random: int = 2000,
-    high: float = 4.0,
-    low: float = 1.0,
-    seed: int = 0,
-) -> dict[str, np.ndarray]:
-    """Cosines of gold-similar pairs (score >= ``high``), gold-dissimilar pairs (<= ``low``) and random pairs.
-
-    If the space is anisotropic, even the random pairs sit far from 0.
-    """
-    from sbert_tutor.evaluation.sts import predict_similarity
-
-    predicted = predict_similarity(encoder, data)
-    sentences = list(dict.fromkeys([*data.sentences1, *data.sentences2]))
-    return {
-        f"gold >= {high:g}": predicted[data.scores >= high],
-        f"gold <= {low:g}": predicted[data.scores <= low],
-        "random pairs": random_pair_cosines(encoder.encode(sentences), n_random, seed),
-    }
+    x = np.asarray(x, dtype=np.float64)
+    centred = x - x.mean(axis=0)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    var = s**2
+    return centred @ vt[:2].T, var[:2] / var.sum()

@@ -20,6 +20,7 @@ local means is the global mean (shards have equal size: incomplete global batche
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,8 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from torch import nn
+
+from sbert_tutor.embedding import Encoder
 
 
 def is_active() -> bool:
@@ -62,8 +65,6 @@ def gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
     """Concatenate ``tensor`` from every process along dim 0, differentiably (identity when alone)."""
     if not is_active():
         return tensor
-    import warnings
-
     from torch.distributed.nn.functional import all_gather
 
     with warnings.catch_warnings():  # the public differentiable gather; its successor is private
@@ -110,7 +111,7 @@ def wrap(encoder: nn.Module, objective: nn.Module) -> nn.Module:
     return DistributedDataParallel(joint, device_ids=ids, find_unused_parameters=True)
 
 
-def encode_sharded(encoder: Any, sentences: Sequence[str], **encode_kwargs: Any) -> np.ndarray:
+def encode_sharded(encoder: Encoder, sentences: Sequence[str], **encode_kwargs: Any) -> np.ndarray:
     """Encode a large corpus across processes: each encodes a contiguous shard; all get the whole.
 
     Under one process this is ``encoder.encode``. Rows come back in input order.

@@ -2,11 +2,15 @@ r"""``SentenceEncoder``: a transformer, a pooling and an optional L2 normalisati
 
 This is the Siamese network of SBERT (book chapter 3): the *same* encoder maps each sentence
 :math:`s` to :math:`u = \mathrm{pool}(\mathrm{BERT}(s))` and, with ``normalize=True``,
-:math:`u / \lVert u \rVert_2`. Two sentences are compared by :math:`\cos(u, v)`.
+:math:`u / \lVert u \rVert_2`. Two sentences are compared by :math:`\cos(u, v)`. Models published
+with :mod:`~sbert_tutor.dense` layers after the pooling (LaBSE, sentence-T5, ...) run them too.
 
 ``encode`` is built for speed without changing results: it tokenises once, sorts by *token*
 count so each batch pads little ("smart batching", SBERT paper section 7), runs under
-``torch.inference_mode`` and returns the embeddings in input order.
+``torch.inference_mode`` and returns the embeddings in input order. It also accepts the keywords
+of sentence-transformers' ``encode`` with the same meaning (``convert_to_tensor``,
+``normalize_embeddings``, ``show_progress_bar``, ``precision``, ``prompt_name``, ...), so code
+written for one runs with the other.
 """
 
 from __future__ import annotations
@@ -24,15 +28,25 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sbert_tutor.pooling import check_pooling, pool
+from sbert_tutor.dense import Dense
+from sbert_tutor.pooling import check_pooling, pool, pooled_dim
+from sbert_tutor.quantize import check_precision, quantize_embeddings
 from sbert_tutor.resolve import resolve_model
 from sbert_tutor.st_format import read_st_config, write_st_config
-from sbert_tutor.validation import check_sentences
+from sbert_tutor.validation import check_device, check_sentences
 
 logger = logging.getLogger(__name__)
 
 #: Inputs longer than this many sentences get a progress bar by default.
 PROGRESS_THRESHOLD = 2048
+#: Encoder-decoder families whose encoder alone makes the token embeddings (as in
+#: sentence-transformers): model_type -> transformers class.
+ENCODER_ONLY_CLASSES = {
+    "t5": "T5EncoderModel",
+    "mt5": "MT5EncoderModel",
+    "umt5": "UMT5EncoderModel",
+}
+OUTPUT_VALUES = ("sentence_embedding", "token_embeddings")
 
 
 class TruncationWarning(UserWarning):
@@ -60,17 +74,51 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+def _position_limit(config: Any) -> int | None:
+    """The model's position limit (``max_position_embeddings``), ``None`` when it has none."""
+    limit = getattr(config, "max_position_embeddings", None)
+    return int(limit) if isinstance(limit, int) and limit > 0 else None
+
+
+def default_max_seq_length(model: nn.Module, tokenizer: Any) -> int:
+    """sentence-transformers' rule: the tokenizer's ``model_max_length``, capped at the model's
+    ``max_position_embeddings``; 512 when neither says anything."""
+    candidates = [_position_limit(model.config)]
+    tok_limit = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tok_limit, int) and 0 < tok_limit < 10**9:  # "no limit" is stored as 1e30
+        candidates.append(tok_limit)
+    known = [c for c in candidates if c]
+    return min(known) if known else 512
+
+
+def load_transformer(folder: str | Path) -> nn.Module:
+    """``AutoModel`` for an encoder; the encoder half of T5-family models (as sentence-transformers)."""
+    import transformers
+    from transformers import AutoConfig, AutoModel
+
+    config = AutoConfig.from_pretrained(folder)
+    class_name = ENCODER_ONLY_CLASSES.get(getattr(config, "model_type", ""))
+    cls = getattr(transformers, class_name) if class_name else AutoModel
+    return cls.from_pretrained(folder)
+
+
 class SentenceEncoder(nn.Module):
-    """Hugging Face encoder + pooling (+ L2 normalisation) = sentence embeddings.
+    """Hugging Face encoder + pooling (+ dense layers) (+ L2 normalisation) = sentence embeddings.
 
     Args:
         model: a Hugging Face encoder (``AutoModel``) returning ``last_hidden_state``.
         tokenizer: its tokenizer (a fast tokenizer is strongly recommended).
-        pooling: ``"mean"``, ``"max"`` or ``"cls"`` (:mod:`sbert_tutor.pooling`).
+        pooling: ``"mean"``, ``"max"``, ``"cls"`` or another mode of :mod:`sbert_tutor.pooling`
+            (``"cls+mean"`` concatenates).
         normalize: L2-normalise the embeddings by default in :meth:`encode` and :meth:`forward`.
-        max_seq_length: longer inputs are truncated (with a :class:`TruncationWarning`).
+        max_seq_length: longer inputs are truncated (with a :class:`TruncationWarning`); ``None``
+            = the tokenizer's ``model_max_length`` capped at the model's position limit.
         do_lower_case: lower-case text before tokenising (sentence-transformers' option).
         name: the name it was loaded by; source: where it was loaded from (in words).
+        dense: :class:`~sbert_tutor.dense.Dense` layers applied after the pooling, in order.
+        prompts: named instruction prompts (``{"query": "query: "}``) for ``encode(prompt_name=)``.
+        default_prompt_name: the prompt :meth:`encode` prepends when none is given.
+        include_prompt: ``False`` leaves the prompt's tokens out of the pooling.
 
     Example:
         >>> enc = SentenceEncoder.from_pretrained("sentence-transformers/all-MiniLM-L6-v2")  # doctest: +SKIP
@@ -88,17 +136,33 @@ class SentenceEncoder(nn.Module):
         do_lower_case: bool = False,
         name: str | None = None,
         source: str | None = None,
+        dense: Sequence[nn.Module] = (),
+        prompts: dict[str, str] | None = None,
+        default_prompt_name: str | None = None,
+        include_prompt: bool = True,
     ) -> None:
         super().__init__()
         self.model = model
         self.tokenizer = tokenizer
         self.pooling = check_pooling(pooling)
         self.normalize = bool(normalize)
-        limit = getattr(model.config, "max_position_embeddings", 512)
-        self.max_seq_length = int(min(max_seq_length or limit, limit))
+        self.dense = nn.ModuleList(dense)
+        limit = _position_limit(model.config)
+        if max_seq_length is None:
+            max_seq_length = default_max_seq_length(model, tokenizer)
+        self.max_seq_length = int(min(max_seq_length, limit) if limit else max_seq_length)
         self.do_lower_case = do_lower_case
         self.name = name or getattr(model.config, "_name_or_path", "model")
         self.source = source or "in-memory model"
+        self.prompts = dict(prompts or {})
+        if default_prompt_name is not None and default_prompt_name not in self.prompts:
+            raise ValueError(
+                f"default_prompt_name {default_prompt_name!r} is not one of the prompts "
+                f"{list(self.prompts)}"
+            )
+        self.default_prompt_name = default_prompt_name
+        self.include_prompt = bool(include_prompt)
+        self._check_dense_sizes()
 
     # ------------------------------------------------------------------ loading / saving
     @classmethod
@@ -110,22 +174,34 @@ class SentenceEncoder(nn.Module):
         normalize: bool | None = None,
         device: str | torch.device | None = None,
     ) -> SentenceEncoder:
-        """Load a plain Hugging Face model or a sentence-transformers folder.
+        """Load a plain Hugging Face model or a sentence-transformers folder of any version.
 
-        A sentence-transformers folder brings its own pooling, normalisation and
-        ``max_seq_length``; arguments given here override them. A plain Hugging Face model
-        defaults to mean pooling, no normalisation, and its position limit (512 for BERT).
-        Where the model came from (local, models folder, hub, packaged copy) is logged and kept
-        in :attr:`source`; see :func:`sbert_tutor.resolve.resolve_model`.
+        A sentence-transformers folder (written by version 1.x to 6.x, see
+        :mod:`sbert_tutor.st_format`) brings its own pooling, dense layers, normalisation,
+        ``max_seq_length`` and prompts; arguments given here override them (an overriding
+        ``pooling`` is used *instead of* reading the folder's pooling file). A plain Hugging Face
+        model defaults to mean pooling and no normalisation. ``max_seq_length`` defaults to what
+        sentence-transformers uses: the folder's value, else the tokenizer's ``model_max_length``
+        capped at the model's position limit. Where the model came from (local, models folder,
+        hub, packaged copy) is logged and kept in :attr:`source`; see
+        :func:`sbert_tutor.resolve.resolve_model`.
+
+        Raises:
+            ValueError: an unknown pooling, or a device this machine does not have.
+            NotImplementedError: the folder needs a module sbert_tutor does not run (the message
+                names it and what to do).
         """
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoTokenizer
 
+        if pooling is not None:
+            pooling = check_pooling(pooling)
+        target = check_device(device) if device is not None else default_device()
         resolved = resolve_model(name_or_path)
-        st = read_st_config(resolved.path)
+        st = read_st_config(resolved.path, pooling=pooling)
         folder = st.transformer_path if st else resolved.path
         with _quiet_transformers():
-            tokenizer = AutoTokenizer.from_pretrained(folder)
-            model = AutoModel.from_pretrained(folder)
+            tokenizer = AutoTokenizer.from_pretrained(folder, **(st.tokenizer_kwargs if st else {}))
+            model = load_transformer(folder)
         if pooling is None:
             pooling = (st.pooling if st else None) or "mean"
         if normalize is None:
@@ -141,22 +217,28 @@ class SentenceEncoder(nn.Module):
             do_lower_case=st.do_lower_case if st else False,
             name=resolved.name,
             source=resolved.source,
+            dense=[Dense.load(entry.path) for entry in st.dense] if st else (),
+            prompts=st.prompts if st else None,
+            default_prompt_name=st.default_prompt_name if st else None,
+            include_prompt=st.include_prompt if st else True,
         )
         logger.info(
-            "loaded %s from %s (pooling=%s, normalize=%s)",
+            "loaded %s from %s (%s; pooling=%s, normalize=%s, max_seq_length=%d)",
             resolved.name,
             resolved.source,
+            st.layout if st else "plain Hugging Face model",
             pooling,
             normalize,
+            encoder.max_seq_length,
         )
         encoder.eval()
-        return encoder.to(device or default_device())
+        return encoder.to(target)
 
     def save(self, path: str | Path) -> Path:
-        """Write a folder that :meth:`from_pretrained` and sentence-transformers both read.
+        """Write a folder that :meth:`from_pretrained` and sentence-transformers 2.x-6.x read.
 
-        Pooling and normalisation are saved with the weights, so exporting a model never
-        silently loses them.
+        Pooling, dense layers, normalisation, ``max_seq_length`` and prompts are saved with the
+        weights, so exporting a model never silently loses them.
         """
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
@@ -164,17 +246,21 @@ class SentenceEncoder(nn.Module):
         self.tokenizer.save_pretrained(folder)
         write_st_config(
             folder,
-            dim=self.embedding_dim,
+            dim=int(self.model.config.hidden_size),
             pooling=self.pooling,
             normalize=self.normalize,
             max_seq_length=self.max_seq_length,
             do_lower_case=self.do_lower_case,
+            dense=tuple(self.dense),
+            include_prompt=self.include_prompt,
+            prompts=self.prompts,
+            default_prompt_name=self.default_prompt_name,
         )
         (folder / "sbert_tutor.json").write_text(json.dumps(self.describe(), indent=2))
         return folder
 
     def with_pooling(self, pooling: str, normalize: bool | None = None) -> SentenceEncoder:
-        """A new encoder sharing this one's transformer and tokenizer, with another pooling."""
+        """A new encoder sharing this one's transformer, tokenizer and dense layers, another pooling."""
         return SentenceEncoder(
             self.model,
             self.tokenizer,
@@ -184,7 +270,21 @@ class SentenceEncoder(nn.Module):
             do_lower_case=self.do_lower_case,
             name=self.name,
             source=self.source,
+            dense=list(self.dense),
+            prompts=self.prompts,
+            default_prompt_name=self.default_prompt_name,
+            include_prompt=self.include_prompt,
         )
+
+    def _check_dense_sizes(self) -> None:
+        size = pooled_dim(self.pooling, int(self.model.config.hidden_size))
+        for i, layer in enumerate(self.dense):
+            if getattr(layer, "in_features", size) != size:
+                raise ValueError(
+                    f"dense layer {i} expects {layer.in_features} inputs but gets {size} "
+                    f"(pooling {self.pooling!r}); choose a pooling of that size"
+                )
+            size = getattr(layer, "out_features", size)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -193,11 +293,14 @@ class SentenceEncoder(nn.Module):
 
     @property
     def embedding_dim(self) -> int:
-        return int(self.model.config.hidden_size)
+        """Size of the sentence embedding (after pooling and dense layers)."""
+        if len(self.dense):
+            return int(self.dense[-1].out_features)
+        return pooled_dim(self.pooling, int(self.model.config.hidden_size))
 
     def describe(self) -> dict[str, Any]:
         """The settings that determine the embeddings (recorded with every result)."""
-        return {
+        info: dict[str, Any] = {
             "name": self.name,
             "source": self.source,
             "pooling": self.pooling,
@@ -205,11 +308,25 @@ class SentenceEncoder(nn.Module):
             "max_seq_length": self.max_seq_length,
             "embedding_dim": self.embedding_dim,
         }
+        if len(self.dense):
+            info["dense"] = [layer.config() for layer in self.dense]
+        if self.default_prompt_name is not None:
+            info["default_prompt"] = self.prompts[self.default_prompt_name]
+        return info
 
     # ------------------------------------------------------------------ tokenisation
-    def token_ids(self, sentences: Sequence[str]) -> tuple[list[list[int]], int]:
-        """Tokenise without padding; cut to ``max_seq_length``. Returns (ids, number truncated)."""
+    def token_ids(
+        self, sentences: Sequence[str], prompt: str | None = None
+    ) -> tuple[list[list[int]], int]:
+        """Tokenise without padding; cut to ``max_seq_length``. Returns (ids, number truncated).
+
+        Leading and trailing spaces are stripped (as sentence-transformers did up to 5.x; 6.x
+        keeps them, which changes byte-level BPE tokens only). ``prompt`` (an instruction such as
+        ``"query: "``) is put before every sentence.
+        """
         texts = [s.strip() for s in sentences]
+        if prompt:
+            texts = [prompt + s for s in texts]
         if self.do_lower_case:
             texts = [s.lower() for s in texts]
         with _quiet_transformers():
@@ -224,14 +341,19 @@ class SentenceEncoder(nn.Module):
         return ids, truncated
 
     def collate(self, ids: Sequence[list[int]]) -> dict[str, torch.Tensor]:
-        """Pad a batch of token-id lists into ``input_ids`` and ``attention_mask`` tensors."""
+        """Pad a batch of token-id lists into ``input_ids`` and ``attention_mask`` tensors.
+
+        Padding goes where the tokenizer puts it (``padding_side``, right for BERT-like models).
+        """
         width = max(len(x) for x in ids)
         pad_id = self.tokenizer.pad_token_id or 0
+        left = getattr(self.tokenizer, "padding_side", "right") == "left"
         input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
         attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
         for row, x in enumerate(ids):
-            input_ids[row, : len(x)] = torch.as_tensor(x, dtype=torch.long)
-            attention_mask[row, : len(x)] = 1
+            span = slice(width - len(x), width) if left else slice(0, len(x))
+            input_ids[row, span] = torch.as_tensor(x, dtype=torch.long)
+            attention_mask[row, span] = 1
         return {"input_ids": input_ids, "attention_mask": attention_mask}
 
     def tokenize(self, sentences: Sequence[str]) -> dict[str, torch.Tensor]:
@@ -241,7 +363,41 @@ class SentenceEncoder(nn.Module):
         _warn_truncated(truncated, len(items), self.max_seq_length)
         return self.collate(ids)
 
+    def _prompt_text(self, prompt: str | None, prompt_name: str | None) -> str | None:
+        """The prompt :meth:`encode` uses: ``prompt``, else the named one, else the default."""
+        if prompt is not None:
+            return prompt
+        name = prompt_name if prompt_name is not None else self.default_prompt_name
+        if name is None:
+            return None
+        if name not in self.prompts:
+            known = ", ".join(repr(k) for k in self.prompts) or "none"
+            raise ValueError(
+                f"prompt_name {name!r} is not one of this model's prompts ({known}); pass "
+                "prompt='...' to give the text itself"
+            )
+        return self.prompts[name]
+
+    def _prompt_length(self, prompt: str | None) -> int:
+        """Tokens of ``prompt`` left out of the pooling (0 unless ``include_prompt`` is off)."""
+        if not prompt or self.include_prompt:
+            return 0
+        text = prompt.lower() if self.do_lower_case else prompt
+        with _quiet_transformers():
+            ids = self.tokenizer(text)["input_ids"]
+        special = set(getattr(self.tokenizer, "all_special_ids", ()))
+        return len(ids) - (1 if ids and ids[-1] in special else 0)
+
     # ------------------------------------------------------------------ forward / encode
+    def embed_tokens(
+        self, hidden: torch.Tensor, attention_mask: torch.Tensor, prompt_length: int = 0
+    ):
+        """Token embeddings -> sentence embeddings: pooling, then the dense layers (no normalising)."""
+        emb = pool(hidden, attention_mask, self.pooling, prompt_length=prompt_length)
+        for layer in self.dense:
+            emb = layer(emb)
+        return emb
+
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **kwargs: Any
     ) -> torch.Tensor:
@@ -249,63 +405,178 @@ class SentenceEncoder(nn.Module):
         hidden = self.model(
             input_ids=input_ids, attention_mask=attention_mask, **kwargs
         ).last_hidden_state
-        emb = pool(hidden, attention_mask, self.pooling)
+        emb = self.embed_tokens(hidden, attention_mask)
         return F.normalize(emb, p=2, dim=-1) if self.normalize else emb
 
     def encode(
         self,
-        sentences: Sequence[str],
+        sentences: str | Sequence[str],
         batch_size: int = 32,
         normalize: bool | None = None,
         show_progress: bool | None = None,
         device: str | torch.device | None = None,
         sort_by_length: bool = True,
-    ) -> np.ndarray:
-        """Embed sentences: ``float32`` array ``[n, d]`` in input order.
+        *,
+        prompt_name: str | None = None,
+        prompt: str | None = None,
+        show_progress_bar: bool | None = None,
+        output_value: str | None = "sentence_embedding",
+        precision: str = "float32",
+        convert_to_numpy: bool = True,
+        convert_to_tensor: bool = False,
+        normalize_embeddings: bool | None = None,
+        truncate_dim: int | None = None,
+    ) -> Any:
+        """Embed sentences: by default a ``float32`` array ``[n, d]`` in input order.
 
         Args:
-            sentences: non-empty strings (a clear error names the first bad item).
+            sentences: non-empty strings (a clear error names the first bad item). A single
+                string gives a single vector ``[d]``, as in sentence-transformers.
             batch_size: sentences per forward pass.
-            normalize: L2-normalise; ``None`` uses the model's own setting.
+            normalize: L2-normalise; ``None`` uses the model's own setting, ``False`` turns the
+                model's normalisation off.
             show_progress: tqdm bar; ``None`` shows one for more than 2,048 sentences.
-            device: where to run; ``None`` keeps the model's device.
+            device: where to run; ``None`` keeps the model's device. The model goes back to its
+                device afterwards; a device this machine lacks is a ``ValueError`` before any work.
             sort_by_length: smart batching (sort by token count); ``False`` keeps input order,
                 which only exists to measure what sorting buys (book: computational efficiency).
+
+        The keywords of sentence-transformers' ``encode`` mean what they mean there:
+
+        * ``convert_to_tensor=True``: one ``torch.Tensor`` on the compute device;
+          ``convert_to_numpy=False`` (and no tensor): a list of 1-D tensors.
+        * ``normalize_embeddings=True``: L2-normalise the output (after ``truncate_dim``);
+          ``False`` adds nothing, the model's own normalisation still applies.
+        * ``show_progress_bar``: same as ``show_progress``.
+        * ``precision``: ``"float32"``, ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"``
+          (:mod:`sbert_tutor.quantize`; int8/uint8 ranges come from this batch).
+        * ``prompt`` / ``prompt_name``: an instruction put before every sentence, given as text
+          or by its name in the model's prompts; the model's default prompt applies otherwise
+          (pass ``prompt=""`` for none).
+        * ``truncate_dim``: keep the first ``k`` dimensions (Matryoshka models).
+        * ``output_value="token_embeddings"``: one ``[tokens, hidden]`` tensor a sentence.
         """
         from tqdm.auto import tqdm
 
-        items = check_sentences(sentences)
+        single = isinstance(sentences, str)
+        items = check_sentences([sentences] if single else sentences)
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        show_progress = _merge_flag("show_progress", show_progress, show_progress_bar)
+        extra_normalize = bool(normalize_embeddings)
+        if normalize is False and extra_normalize:
+            raise ValueError(
+                "normalize=False and normalize_embeddings=True contradict each other; pass one"
+            )
         normalize = self.normalize if normalize is None else normalize
-        if device is not None:
-            self.to(device)
-        target = self.device
-        ids, truncated = self.token_ids(items)
+        precision = check_precision(precision)
+        if output_value not in OUTPUT_VALUES:
+            raise ValueError(
+                f"output_value={output_value!r} is not supported; use 'sentence_embedding' "
+                "(the default) or 'token_embeddings'"
+            )
+        tokens_out = output_value == "token_embeddings"
+        if tokens_out and precision != "float32":
+            raise ValueError("precision applies to sentence embeddings, not to token_embeddings")
+        if truncate_dim is not None and not 0 < truncate_dim <= self.embedding_dim:
+            raise ValueError(
+                f"truncate_dim must be between 1 and the embedding size {self.embedding_dim}, "
+                f"got {truncate_dim}"
+            )
+        if precision in ("int8", "uint8") and len(items) < 2:
+            raise ValueError(
+                f"precision={precision!r} takes each dimension's range from the batch, which one "
+                "sentence cannot give; encode several sentences, or encode in float32 and call "
+                "sbert_tutor.quantize.quantize_embeddings with calibration_embeddings="
+            )
+        home = self.device
+        target = check_device(device) if device is not None else home
+        text_prompt = self._prompt_text(prompt, prompt_name)
+        prompt_length = self._prompt_length(text_prompt)
+
+        ids, truncated = self.token_ids(items, prompt=text_prompt)
         _warn_truncated(truncated, len(items), self.max_seq_length)
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         order = np.argsort(-lengths, kind="stable") if sort_by_length else np.arange(len(ids))
-        out = np.empty((len(items), self.embedding_dim), dtype=np.float32)
         if show_progress is None:
             show_progress = len(items) > PROGRESS_THRESHOLD
+        keep_on_device = convert_to_tensor or not convert_to_numpy or tokens_out
+        width = self.embedding_dim if truncate_dim is None else truncate_dim
+        out = None if keep_on_device else np.empty((len(items), width), dtype=np.float32)
+        parts: list[Any] = [None] * len(items)
         was_training = self.training
+        moved = target != home
+        if moved:
+            self.to(target)
         self.eval()
         pin = target.type == "cuda"
-        with torch.inference_mode():
-            starts = range(0, len(items), batch_size)
-            for start in tqdm(starts, desc="encode", unit="batch", disable=not show_progress):
-                index = order[start : start + batch_size]
-                batch = self.collate([ids[i] for i in index])
-                if pin:
-                    batch = {k: v.pin_memory() for k, v in batch.items()}
-                batch = {k: v.to(target, non_blocking=pin) for k, v in batch.items()}
-                hidden = self.model(**batch).last_hidden_state
-                emb = pool(hidden, batch["attention_mask"], self.pooling).float()
-                if normalize:
-                    emb = F.normalize(emb, p=2, dim=-1)
-                out[index] = emb.cpu().numpy()
-        self.train(was_training)
-        return out
+        try:
+            with torch.inference_mode():
+                starts = range(0, len(items), batch_size)
+                for start in tqdm(starts, desc="encode", unit="batch", disable=not show_progress):
+                    index = order[start : start + batch_size]
+                    batch = self.collate([ids[i] for i in index])
+                    if pin:
+                        batch = {k: v.pin_memory() for k, v in batch.items()}
+                    batch = {k: v.to(target, non_blocking=pin) for k, v in batch.items()}
+                    hidden = self.model(**batch).last_hidden_state
+                    mask = batch["attention_mask"]
+                    if tokens_out:
+                        for row, i in enumerate(index):
+                            real = mask[row].nonzero()
+                            parts[i] = hidden[row, : int(real.max()) + 1].float().clone()
+                        continue
+                    emb = self.embed_tokens(hidden, mask, prompt_length).float()
+                    if normalize:
+                        emb = F.normalize(emb, p=2, dim=-1)
+                    if truncate_dim is not None:
+                        emb = emb[:, :truncate_dim]
+                    if extra_normalize:
+                        emb = F.normalize(emb, p=2, dim=-1)
+                    if out is not None:
+                        out[index] = emb.cpu().numpy()
+                    else:
+                        for row, i in enumerate(index):
+                            parts[i] = emb[row].clone()
+        finally:
+            if moved:
+                self.to(home)
+            self.train(was_training)
+        if tokens_out:
+            return parts[0] if single else parts
+        return _convert(out, parts, precision, convert_to_tensor, convert_to_numpy, single)
+
+
+def _merge_flag(name: str, ours: bool | None, theirs: bool | None) -> bool | None:
+    """Our keyword and sentence-transformers' name for it: either, or both when they agree."""
+    if ours is not None and theirs is not None and bool(ours) != bool(theirs):
+        raise ValueError(f"{name}={ours} and its sentence-transformers name say different things")
+    return ours if ours is not None else theirs
+
+
+def _convert(
+    out: np.ndarray | None,
+    parts: list[Any],
+    precision: str,
+    convert_to_tensor: bool,
+    convert_to_numpy: bool,
+    single: bool,
+) -> Any:
+    """The return value sentence-transformers gives for the same keywords."""
+    if precision != "float32":
+        array = out if out is not None else torch.stack(parts).cpu().numpy()
+        result: Any = quantize_embeddings(array, precision)
+        if convert_to_tensor:
+            result = torch.as_tensor(result)
+        elif not convert_to_numpy:
+            result = list(torch.from_numpy(result))
+    elif out is not None:
+        result = out
+    elif convert_to_tensor:
+        result = torch.stack(parts)
+    else:
+        result = parts
+    return result[0] if single else result
 
 
 def _warn_truncated(truncated: int, total: int, max_seq_length: int) -> None:

@@ -93,6 +93,8 @@ always reports the ``trec_eval`` version.
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -100,6 +102,7 @@ import numpy as np
 
 __all__ = [
     "METRIC_NAMES",
+    "MissingQueriesWarning",
     "Qrels",
     "Run",
     "accuracy_at_k",
@@ -402,6 +405,61 @@ def _query_metrics(
     return out
 
 
+class MissingQueriesWarning(UserWarning):
+    """Some judged queries are not in the run: they score 0 (``trec_eval -c``)."""
+
+
+def _show_ids(ids: Iterable[Any], n: int = 3) -> str:
+    """A few ids with their types, e.g. ``[1, 2, 3] (int)``, for messages about id mismatches."""
+    items = list(ids)
+    shown = ", ".join(repr(x) for x in items[:n]) + (", ..." if len(items) > n else "")
+    types = "/".join(sorted({type(x).__name__ for x in items}))
+    return f"[{shown}] ({types})"
+
+
+def _check_overlap(run: Run, qrels: Qrels, evaluated: list[Any]) -> None:
+    """Refuse a run that cannot be scored; warn when it leaves judged queries out.
+
+    An empty run, or one that shares no query id with the judged queries, would average to
+    zeros that look like a (terrible) result: both are errors naming the ids on each side.
+    """
+    retrieved = [q for q, docs in run.items() if docs]
+    if not retrieved:
+        raise ValueError(
+            f"the run is empty ({len(run)} queries, no retrieved documents): there is nothing "
+            "to score. Check that the search returned results before evaluating."
+        )
+    missing = [q for q in evaluated if q not in run or not run[q]]
+    if len(missing) == len(evaluated):
+        hint = ""
+        if {str(q) for q in retrieved} & {str(q) for q in evaluated}:
+            hint = (
+                " The ids match once written as strings: convert both sides with str() "
+                "(run_from_topk does this for runs)."
+            )
+        raise ValueError(
+            f"the run and the qrels share no judged query: run query ids {_show_ids(retrieved)}, "
+            f"judged qrels query ids {_show_ids(evaluated)}.{hint} Make the run's query ids the "
+            "qrels' ids (same values, same type)."
+        )
+    if missing:
+        warnings.warn(
+            f"{len(missing)} of {len(evaluated)} judged queries are not in the run (e.g. "
+            f"{_show_ids(missing)}); they count 0 on every measure (trec_eval -c). Retrieve for "
+            "every judged query, or drop the others from the qrels to score a subset.",
+            MissingQueriesWarning,
+            stacklevel=_caller_level(),
+        )
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning at the first caller outside this module."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame, level = frame.f_back, level + 1
+    return level - 1
+
+
 def _metric_keys(ks: tuple[int, ...]) -> list[str]:
     return [f"{name}@{k}" for name in METRIC_NAMES for k in ks] + ["map"]
 
@@ -412,15 +470,18 @@ def evaluate_run_per_query(
     """Every measure for every evaluated query: ``{qid: {"ndcg@10": ..., ...}}``.
 
     The evaluated queries are those of the qrels with at least one relevant document (grade
-    ``>= relevance_threshold``), in qrels order; a query missing from the run gets 0 everywhere.
-    See :func:`evaluate_run` for the keys.
+    ``>= relevance_threshold``), in qrels order; a query missing from the run gets 0 everywhere
+    (with a :class:`MissingQueriesWarning` that counts them). See :func:`evaluate_run` for the keys
+    and the errors.
     """
     ks = _check_ks(ks)
     keys = _metric_keys(ks)
+    evaluated = [q for q, g in qrels.items() if _num_relevant(g, relevance_threshold) > 0]
+    if evaluated:
+        _check_overlap(run, qrels, evaluated)
     per_query: dict[str, dict[str, float]] = {}
-    for qid, grades in qrels.items():
-        if _num_relevant(grades, relevance_threshold) == 0:
-            continue
+    for qid in evaluated:
+        grades = qrels[qid]
         doc_scores = run.get(qid)
         if not doc_scores:
             per_query[qid] = dict.fromkeys(keys, 0.0)
@@ -446,10 +507,13 @@ def evaluate_run(
         ``{"precision@k", "accuracy@k", "recall@k", "mrr@k", "ndcg@k", "map@k"}`` for every ``k``
         (in that order, ``k`` increasing) and ``"map"`` (uncut), each the mean over the queries
         of the qrels that have at least one relevant document. Queries missing from the run
-        count 0 (``trec_eval -c``); queries not in the qrels are ignored.
+        count 0 (``trec_eval -c``) and a :class:`MissingQueriesWarning` says how many there are;
+        queries not in the qrels are ignored.
 
     Raises:
-        ValueError: no query of the qrels has a relevant document.
+        ValueError: no query of the qrels has a relevant document; the run is empty; or the run
+            shares no query id with the judged queries (e.g. ``int`` ids on one side and ``str``
+            on the other): the message shows a few ids of each side, with their types.
 
     >>> run = {"q1": {"a": 0.9, "b": 0.8}, "q2": {"c": 0.1}}
     >>> qrels = {"q1": {"b": 1}, "q2": {"c": 2}, "q3": {"z": 0}}  # q3: no relevant doc, skipped

@@ -18,6 +18,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from sbert_tutor.profiles import get_profile
+
 _PACKAGES = (
     "sbert-tutor",
     "torch",
@@ -47,23 +49,16 @@ def sha256_file(path: str | Path) -> str:
 def git_info(start: str | Path | None = None) -> dict[str, Any]:
     """Commit and dirty flag of the repository holding ``start`` (default: this package)."""
     where = Path(start) if start else Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=where, capture_output=True, text=True, timeout=10, check=True
+        )
+        return done.stdout.strip()
+
     try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=where,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=where,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
+        sha = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
         return {"sha": sha, "dirty": bool(dirty)}
     except (OSError, subprocess.SubprocessError):
         return {"sha": "unknown (not a git checkout)", "dirty": None}
@@ -116,8 +111,6 @@ def provenance(
         **extra: anything else worth keeping (command line, seeds, sizes).
     """
     if profile is None:
-        from sbert_tutor.profiles import get_profile
-
         profile = get_profile().name
     files = sorted({str(Path(f)) for f in data_files})
     return {

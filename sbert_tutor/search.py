@@ -82,7 +82,9 @@ def _check_finite(t: torch.Tensor, name: str) -> None:
 def _resolve_device(device: str | torch.device | None) -> torch.device:
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+    from sbert_tutor.validation import check_device
+
+    return check_device(device)  # a device this machine lacks: a clear ValueError, here
 
 
 def _iter_chunks(corpus: Any, chunk_size: int) -> tuple[Iterator[Any], int | None]:

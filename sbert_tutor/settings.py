@@ -1,16 +1,21 @@
 """Every setting the library reads, in one place.
 
-=========================  ===========================================================================
-environment variable       meaning
-=========================  ===========================================================================
-``SBERT_TUTOR_DATA``       Folder with the evaluation/training data, laid out like the project's
-                           ``shared/data`` (see its MANIFEST.md). Unset: data come from the Hugging
-                           Face hub through ``datasets``.
-``SBERT_TUTOR_MODELS``     Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
-                           ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
-``SBERT_TUTOR_PROFILE``    ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.
-``HF_HUB_OFFLINE``         The Hugging Face switch: ``1`` means never touch the network.
-=========================  ===========================================================================
+=============================  ===========================================================================
+environment variable           meaning
+=============================  ===========================================================================
+``SBERT_TUTOR_DATA``           Folder with the evaluation/training data: ``stsb/sts-{train,dev,test}.tsv``,
+                               ``sick/SICK_{train,trial,test}.tsv``, ``sts/raw/STS1x/<subset>.tsv``,
+                               ``nli/snli_{dev,test}.tsv`` and ``msmarco/`` (``corpus_mini.tsv``, the
+                               dev subset's and TREC DL19's queries and qrels, BM25 candidates).
+                               Unset: data come from the Hugging Face hub through ``datasets``.
+``SBERT_TUTOR_MODELS``         Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
+                               ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
+``SBERT_TUTOR_PROFILE``        ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.
+``HF_HUB_OFFLINE``             The Hugging Face switch: ``1`` means never touch the network.
+``SBERT_TUTOR_CHECK_SIZES``    ``0`` accepts data files whose row count differs from the published size
+                               of their data set (a subset made on purpose); default ``1``: such a file
+                               is refused as incomplete.
+=============================  ===========================================================================
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ DATA_ENV = "SBERT_TUTOR_DATA"
 MODELS_ENV = "SBERT_TUTOR_MODELS"
 PROFILE_ENV = "SBERT_TUTOR_PROFILE"
 OFFLINE_ENV = "HF_HUB_OFFLINE"
+CHECK_SIZES_ENV = "SBERT_TUTOR_CHECK_SIZES"
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -31,6 +37,11 @@ def hf_offline() -> bool:
     return os.environ.get(OFFLINE_ENV, "").strip().lower() in _TRUE or (
         os.environ.get("TRANSFORMERS_OFFLINE", "").strip().lower() in _TRUE
     )
+
+
+def check_sizes() -> bool:
+    """False when ``SBERT_TUTOR_CHECK_SIZES`` turns off the row-count check of data files."""
+    return os.environ.get(CHECK_SIZES_ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
 
 
 def _folder_from_env(name: str) -> Path | None:

@@ -6,8 +6,10 @@ the library on their own data should never have to read a stack trace to find th
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -63,3 +65,67 @@ def check_scores(scores: Iterable[object], name: str = "scores") -> np.ndarray:
             )
         values.append(f)
     return np.asarray(values, dtype=np.float64)
+
+
+def check_choice(
+    name: object, choices: Sequence[str], what: str, *, key: str | None = None, other: str = ""
+) -> str:
+    """Return ``key`` (default: ``name`` stripped and lower-cased) if it is one of ``choices``.
+
+    Otherwise raise ``ValueError("unknown <what> <name>; valid names: ...")`` with the closest
+    valid name as a "Did you mean" hint. ``key`` is the caller's normalised spelling (aliases
+    resolved); ``other`` adds what else is accepted, e.g. ``" (or a path to a .tsv file)"``.
+
+    Example:
+        >>> check_choice("STSB", ("stsb", "sickr"), "STS task")
+        'stsb'
+    """
+    key = str(name).strip().lower() if key is None else key
+    if key in choices:
+        return key
+    close = difflib.get_close_matches(key, list(choices), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"unknown {what} {name!r}; valid names: {', '.join(choices)}{other}.{hint}")
+
+
+def check_device(device: object) -> Any:
+    """Return ``device`` as a ``torch.device`` that exists on this machine, or raise ``ValueError``.
+
+    ``"cuda"`` on a PyTorch build without CUDA (or with no visible GPU), ``"cuda:3"`` on a
+    one-GPU machine and ``"mps"`` off Apple silicon are refused here, with what to do, before
+    any model is moved or any work is done.
+    """
+    import torch
+
+    try:
+        dev = torch.device(device)  # type: ignore[arg-type]
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(
+            f"device {device!r} is not a device name; use 'cpu', 'cuda', 'cuda:0', 'cuda:1', ... "
+            "or 'mps'"
+        ) from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            why = (
+                "this PyTorch build has no CUDA support (a CPU-only wheel)"
+                if torch.version.cuda is None
+                else "no CUDA GPU is visible (check the driver and CUDA_VISIBLE_DEVICES)"
+            )
+            raise ValueError(
+                f"device {device!r} asked for, but {why}. Use device='cpu' (or leave device unset "
+                "to pick the GPU when there is one), or install a CUDA build of PyTorch."
+            )
+        count = torch.cuda.device_count()
+        if dev.index is not None and dev.index >= count:
+            raise ValueError(
+                f"device {device!r} asked for, but this machine has {count} visible CUDA "
+                f"device(s): cuda:0 to cuda:{count - 1}"
+            )
+    elif dev.type == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise ValueError(
+                f"device {device!r} asked for, but Apple's MPS backend is not available here; "
+                "use device='cpu' or 'cuda'"
+            )
+    return dev

@@ -120,3 +120,25 @@ def build_tiny_bert(dropout: float = 0.1):
         attention_probs_dropout_prob=dropout,
     )
     return BertModel(config)
+
+
+@pytest.fixture(scope="session")
+def real_sentences() -> list[str]:
+    """200 real texts: 195 STSb test sentences and 5 runs of 5 MS MARCO passages (each longer
+    than 256 word pieces, so truncation at ``max_seq_length`` is exercised; few, since they cost
+    most of the encoding time)."""
+    root = shared_data()
+    if root is None:
+        pytest.skip("SBERT_TUTOR_DATA is not set (CI points it at ../shared/data)")
+    from sbert_tutor.data import load_sts
+    from sbert_tutor.data._files import read_tsv
+
+    stsb = load_sts("stsb", "test")
+    short = list(dict.fromkeys(stsb.sentences1 + stsb.sentences2))[:195]
+    passages = []
+    for row in read_tsv(root / "msmarco" / "corpus_mini.tsv"):
+        passages.append(row["passage"])
+        if len(passages) == 25:
+            break
+    long = [" ".join(passages[i : i + 5]) for i in range(0, 25, 5)]
+    return short + long

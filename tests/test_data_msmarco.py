@@ -15,9 +15,9 @@ from sbert_tutor.data import (
     check_msmarco_dataset,
     load_bm25_candidates,
     load_msmarco,
-    load_train_triples,
     sample_msmarco,
 )
+from sbert_tutor.data._files import read_tsv
 from sbert_tutor.data.msmarco import FULL_COLLECTION_SIZE, HUB_ID
 from tests.conftest import needs_data
 
@@ -84,14 +84,6 @@ def test_bm25_candidates():
 
 
 @needs_data
-def test_train_triples():
-    triples = load_train_triples()
-    assert len(triples) == 100
-    assert all(t.query and t.positive and t.negative for t in triples)
-    assert triples[0].query == "is a little caffeine ok during pregnancy"
-
-
-@needs_data
 def test_sample_keeps_judged_passages_and_is_deterministic():
     data = load_msmarco("msmarco-dev-subset")
     bm25 = load_bm25_candidates()
@@ -150,8 +142,6 @@ def test_extras_need_the_data_folder(monkeypatch):
     monkeypatch.delenv("SBERT_TUTOR_DATA", raising=False)
     with pytest.raises(DataNotFoundError, match="SBERT_TUTOR_DATA"):
         load_bm25_candidates()
-    with pytest.raises(DataNotFoundError, match="SBERT_TUTOR_DATA"):
-        load_train_triples()
 
 
 # ------------------------------------------------------------------ a tiny fixture folder
@@ -188,6 +178,7 @@ def _tiny_folder(root, qrels_rows=None):
 
 
 def test_tiny_folder_keeps_quotes_and_drops_unjudged_queries(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset
     monkeypatch.setenv("SBERT_TUTOR_DATA", str(_tiny_folder(tmp_path)))
     data = load_msmarco("msmarco-dev-subset")
     assert data.queries == {"1": 'what is "sbert"', "2": "define siamese"}
@@ -196,24 +187,26 @@ def test_tiny_folder_keeps_quotes_and_drops_unjudged_queries(tmp_path, monkeypat
 
 
 def test_non_integer_grade_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset
     monkeypatch.setenv("SBERT_TUTOR_DATA", str(_tiny_folder(tmp_path, [(1, 10, 0.5)])))
     with pytest.raises(ValueError, match="not an integer"):
         load_msmarco("msmarco-dev-subset")
 
 
 def test_judged_query_without_text_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset
     monkeypatch.setenv("SBERT_TUTOR_DATA", str(_tiny_folder(tmp_path, [(9, 10, 1)])))
     with pytest.raises(ValueError, match="judged queries have no text"):
         load_msmarco("msmarco-dev-subset")
 
 
-def test_toy_triples_gzip(tmp_path, monkeypatch):
+def test_gzipped_tsv_is_read_with_quotes_as_text(tmp_path):
     path = tmp_path / "msmarco" / "train_triples_toy.tsv.gz"
     path.parent.mkdir(parents=True)
     with gzip.open(path, "wt", encoding="utf-8") as f:
         f.write('query\tpositive\tnegative\nq "a"\tp\tn\n')
-    monkeypatch.setenv("SBERT_TUTOR_DATA", str(tmp_path))
-    assert [tuple(t) for t in load_train_triples()] == [('q "a"', "p", "n")]
+    rows = [(r["query"], r["positive"], r["negative"]) for r in read_tsv(path)]
+    assert rows == [('q "a"', "p", "n")]
 
 
 def test_sample_needs_an_in_memory_corpus():
@@ -299,6 +292,7 @@ def test_hub_path_dl19_full_collection_keeps_grades(monkeypatch):
 def test_local_topics_with_hub_corpus(tmp_path, monkeypatch):
     calls = []
     _fake_hub(monkeypatch, calls)
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset
     monkeypatch.setenv("SBERT_TUTOR_DATA", str(_tiny_folder(tmp_path)))
     data = load_msmarco("msmarco-dev-subset", corpus="full")
     assert data.queries == {"1": 'what is "sbert"', "2": "define siamese"}

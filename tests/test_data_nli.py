@@ -62,11 +62,12 @@ def test_no_local_train_split_points_at_the_stand_in():
 def test_training_shapes_on_real_snli():
     data = load_nli("snli", "dev")
     pairs = entailment_pairs(data)
-    assert len(pairs) == 3329 and list(pairs.columns) == ["anchor", "positive"]
+    assert len(pairs) == 3329 and pairs.columns == ["anchor", "positive"]
     triplets = nli_triplets(data)
     groups = supmpn_groups(data, num_positives=2, num_negatives=3)
-    assert len(triplets) > 3000 and groups.shape[1] == 1 + 2 + 3
-    assert groups.attrs["files"] == [str(f) for f in data.files]
+    assert len(triplets) > 3000 and groups.table.shape[1] == 1 + 2 + 3
+    assert groups.files == tuple(str(f) for f in data.files)
+    assert groups.source == data.source and "P = 2, Q = 3" in groups.note
 
 
 # ------------------------------------------------------------------ the shapes, by hand
@@ -85,9 +86,9 @@ HAND = [
 
 
 def test_labelled_and_entailment_pairs():
-    frame = labelled_pairs(HAND)
+    frame = labelled_pairs(HAND).table
     assert frame["label"].tolist() == [0, 0, 2, 1, 0, 1, 2, 2, 2]
-    pairs = entailment_pairs(HAND)
+    pairs = entailment_pairs(HAND).table
     assert pairs.values.tolist() == [
         ["A man plays guitar.", "A man makes music."],
         ["A man plays guitar.", "A person plays an instrument."],
@@ -96,7 +97,7 @@ def test_labelled_and_entailment_pairs():
 
 
 def test_triplets_pair_each_entailment_with_a_contradiction_in_turn():
-    assert nli_triplets(HAND).values.tolist() == [
+    assert nli_triplets(HAND).table.values.tolist() == [
         ["A man plays guitar.", "A man makes music.", "The man is asleep."],
         ["A man plays guitar.", "A person plays an instrument.", "The man is asleep."],
         ["Kids run outside.", "Children are outdoors.", "Kids sit in class."],
@@ -104,7 +105,7 @@ def test_triplets_pair_each_entailment_with_a_contradiction_in_turn():
 
 
 def test_supmpn_groups_follow_the_documented_rule():
-    groups = supmpn_groups(HAND, num_positives=3, num_negatives=2, seed=0)
+    groups = supmpn_groups(HAND, num_positives=3, num_negatives=2, seed=0).table
     assert list(groups.columns) == [
         "anchor",
         "positive_1",
@@ -128,7 +129,7 @@ def test_supmpn_groups_follow_the_documented_rule():
     # one entailment: it, the premise, then the entailment again
     assert kids[1:4] == ["Children are outdoors.", "Kids run outside.", "Children are outdoors."]
     assert kids[4:] == ["Kids sit in class.", "Nobody is outside."]  # enough contradictions
-    again = supmpn_groups(HAND, num_positives=3, num_negatives=2, seed=0)
+    again = supmpn_groups(HAND, num_positives=3, num_negatives=2, seed=0).table
     pd.testing.assert_frame_equal(groups, again)
 
 

@@ -85,7 +85,9 @@ def test_offline_without_data_names_the_setting(monkeypatch):
         load_sts("stsb")
 
 
-def _write_stsb(folder, rows):
+def _write_stsb(folder, rows, monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset of STSb test
+    monkeypatch.setenv("SBERT_TUTOR_DATA", str(folder))
     (folder / "stsb").mkdir(parents=True)
     lines = ["genre\tfilename\tyear\tsid\tscore\tsentence1\tsentence2"]
     lines += [
@@ -96,18 +98,20 @@ def _write_stsb(folder, rows):
 
 def test_tiny_fixture_folder_keeps_quotes(tmp_path, monkeypatch):
     _write_stsb(
-        tmp_path, [(4.5, 'He said "hi".', "He said hello."), (0.5, "'quoted", 'odd "quote')]
+        tmp_path,
+        [(4.5, 'He said "hi".', "He said hello."), (0.5, "'quoted", 'odd "quote')],
+        monkeypatch,
     )
-    monkeypatch.setenv("SBERT_TUTOR_DATA", str(tmp_path))
     data = load_sts("stsb")
     assert data.sentences1 == ['He said "hi".', "'quoted"] and data.sentences2[1] == 'odd "quote'
     np.testing.assert_array_equal(data.scores, [4.5, 0.5])
 
 
 def test_nan_score_is_an_error(tmp_path, monkeypatch):
-    _write_stsb(tmp_path, [(4.5, "a", "b"), ("nan", "c", "d")])
-    monkeypatch.setenv("SBERT_TUTOR_DATA", str(tmp_path))
-    with pytest.raises(ValueError, match=r"scores\[1\] is nan"):
+    _write_stsb(tmp_path, [(4.5, "a", "b"), ("nan", "c", "d")], monkeypatch)
+    with pytest.raises(
+        ValueError, match=r"stsb/sts-test.tsv:3: score is 'nan'; score must be a finite"
+    ):
         load_sts("stsb")
 
 

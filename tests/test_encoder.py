@@ -71,7 +71,6 @@ def test_reads_sentence_transformers_config(minilm):
         (["fine", None], TypeError, r"sentences\[1\] is NoneType"),
         (["fine", 3], TypeError, r"sentences\[1\] is int"),
         (["fine", "   "], ValueError, r"sentences\[1\] is an empty string"),
-        ("a single string", TypeError, "single string"),
         (None, TypeError, "list of strings"),
     ],
 )

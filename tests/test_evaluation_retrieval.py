@@ -8,7 +8,6 @@ BM25 top-20 candidates as hard distractors, about 2,000 passages).
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -19,15 +18,10 @@ from sbert_tutor.evaluation.retrieval import (
     encode_corpus,
     evaluate_msmarco,
     evaluate_retrieval,
-    first_relevant_ranks,
     metrics_table,
-    ndcg_conventions,
-    published_msmarco,
-    ranking_breakdown,
     retrieval_table,
     retrieve,
     select_queries,
-    top_passages,
 )
 from sbert_tutor.metrics import evaluate_run, rank_documents
 from tests.conftest import MINILM, needs_data
@@ -79,22 +73,23 @@ def _brute_force_run(encoder, queries, corpus, top_k):
 
 def test_pipeline_matches_brute_force_and_evaluate_run():
     encoder, queries, corpus, qrels = _toy()
-    table = evaluate_retrieval(encoder, queries, corpus, qrels, ks=(1, 3, 5), show_progress=False)
+    result = evaluate_retrieval(encoder, queries, corpus, qrels, ks=(1, 3, 5), show_progress=False)
+    table = result.table
     expected_run = _brute_force_run(encoder, {q: queries[q] for q in ("q1", "q2")}, corpus, 5)
-    run = table.attrs["run"]
+    run = result.run
     assert set(run) == {"q1", "q2"}  # q3 has no relevant passage
     for qid, docs in expected_run.items():
         assert rank_documents(run[qid]) == list(docs)
         np.testing.assert_allclose(list(run[qid].values()), list(docs.values()), atol=1e-6)
     expected = evaluate_run(run, {q: qrels[q] for q in ("q1", "q2")}, (1, 3, 5))
-    assert table.attrs["results"] == {k: v for k, v in expected.items() if "@" in k}
+    assert result.results == {k: v for k, v in expected.items() if "@" in k}
     assert list(table.index) == ["precision", "accuracy", "recall", "mrr", "ndcg", "map"]
     assert list(table.columns) == [1, 3, 5]
     assert ((table >= 0) & (table <= 1)).all().all()
-    attrs = table.attrs
-    assert attrs["n_queries"] == 2 and attrs["n_passages"] == 12 and attrs["top_k"] == 5
-    assert set(attrs["provenance"]) >= {"git", "packages", "hardware", "model", "retrieval"}
-    assert attrs["provenance"]["retrieval"]["top_k"] == 5
+    assert result.n_queries == 2 and result.n_passages == 12 and result.top_k == 5
+    assert set(result.provenance) >= {"git", "packages", "hardware", "model", "retrieval"}
+    assert result.provenance["retrieval"]["top_k"] == 5
+    assert repr(result) == repr(table) and result._repr_html_() == table._repr_html_()
 
 
 def test_chunking_streaming_and_precomputed_embeddings_agree():
@@ -115,13 +110,13 @@ def test_chunking_streaming_and_precomputed_embeddings_agree():
 
 def test_top_k_defaults_to_the_largest_cutoff_and_may_not_be_smaller():
     encoder, queries, corpus, qrels = _toy()
-    table = evaluate_retrieval(encoder, queries, corpus, qrels, ks=(2, 7), show_progress=False)
-    assert table.attrs["top_k"] == 7 and all(len(d) == 7 for d in table.attrs["run"].values())
+    result = evaluate_retrieval(encoder, queries, corpus, qrels, ks=(2, 7), show_progress=False)
+    assert result.top_k == 7 and all(len(d) == 7 for d in result.run.values())
     with pytest.raises(ValueError, match="top_k=5 is smaller than the largest cutoff k=10"):
         evaluate_retrieval(encoder, queries, corpus, qrels, ks=(1, 10), top_k=5)
     # a larger top_k changes nothing at the cutoffs
     wide = evaluate_retrieval(encoder, queries, corpus, qrels, ks=(2, 7), top_k=12)
-    assert wide.attrs["results"] == table.attrs["results"]
+    assert wide.results == result.results
 
 
 @pytest.mark.parametrize("ks", [(), (0, 5), (1.5,), "10"])
@@ -156,52 +151,6 @@ def test_metrics_table_pivots_and_skips_uncut_keys():
         metrics_table({"map": 0.1})
 
 
-def test_ranking_breakdown_by_hand():
-    # grades: a=3, c=1, e=2 (not retrieved); threshold 1 -> R = 3
-    ranking, grades = ["a", "b", "c", "d"], {"a": 3, "c": 1, "e": 2}
-    table = ranking_breakdown(ranking, grades)
-    assert table["rel"].tolist() == [1, 0, 1, 0]
-    assert table.loc[3, "P@i"] == pytest.approx(2 / 3)
-    assert table.loc[4, "AP@i"] == pytest.approx((1 + 2 / 3) / 3)
-    dcg = 3 + 1 / math.log2(4)
-    idcg = 3 + 2 / math.log2(3) + 1 / math.log2(4)
-    assert table.loc[4, "DCG@i"] == pytest.approx(dcg)
-    assert table.loc[4, "IDCG@i"] == pytest.approx(idcg)
-    assert table.loc[4, "nDCG@i"] == pytest.approx(dcg / idcg)
-
-
-def test_ndcg_conventions_ceiling():
-    run = {"q": {"x": 0.9, "a": 0.5}}
-    table = ndcg_conventions(run, {"q": {"a": 1}}, k=10)
-    ideal_all = sum(1 / math.log2(i + 1) for i in range(1, 11))
-    assert table.loc["trec", "perfect ranking"] == 1.0
-    assert table.loc["all_relevant", "perfect ranking"] == pytest.approx(1 / ideal_all)
-    assert table.loc["trec", "this run"] == pytest.approx(1 / math.log2(3))
-    assert table.loc["all_relevant", "this run"] == pytest.approx(1 / math.log2(3) / ideal_all)
-
-
-def test_first_relevant_ranks_and_top_passages():
-    run = {"q1": {"a": 0.9, "b": 0.8}, "q2": {"c": 0.7}}
-    qrels = {"q1": {"b": 1}, "q2": {"z": 1}, "q3": {"y": 0}}
-    ranks = first_relevant_ranks(run, qrels)
-    assert ranks["q1"] == 2 and math.isnan(ranks["q2"]) and "q3" not in ranks
-    top = top_passages(run, "q1", {"a": "alpha " * 50, "b": "beta"}, qrels, n=2, width=20)
-    assert top["pid"].tolist() == ["a", "b"] and top["grade"].tolist() == ["unjudged", 1]
-    assert len(top.loc[1, "passage"]) == 20
-    with pytest.raises(KeyError):
-        top_passages(run, "q9")
-
-
-def test_published_numbers_are_labelled():
-    table = published_msmarco()
-    assert "msmarco-MiniLM-L6-cos-v5" in table.index
-    assert table.loc["msmarco-MiniLM-L6-cos-v5", "mrr@10 (MS MARCO dev, full)"] == 0.3227
-    assert (
-        table["source"].str.contains("SBERT.net").all()
-        and "not computed here" in table.attrs["note"]
-    )
-
-
 def _toy_data(name, queries, qrels, corpus, threshold=1):
     return MSMarcoData(name, queries, qrels, corpus, "mini", threshold, "toy")
 
@@ -211,15 +160,16 @@ def test_evaluate_msmarco_encodes_the_shared_corpus_once():
     a = _toy_data("msmarco-dev-subset", {"q1": queries["q1"]}, {"q1": qrels["q1"]}, corpus)
     b = _toy_data("trec-dl19", {"q2": queries["q2"]}, {"q2": qrels["q2"]}, dict(corpus), 2)
     encoder.calls.clear()
-    summary = evaluate_msmarco(encoder, [a, b], ks=(1, 5), show_progress=False)
+    result = evaluate_msmarco(encoder, [a, b], ks=(1, 5), show_progress=False)
+    summary = result.table
     assert encoder.calls.count(12) == 1  # one pass over the 12 passages
     assert list(summary.index) == ["msmarco-dev-subset", "trec-dl19"]
     assert summary.loc["trec-dl19", "relevant if grade >="] == 2
     alone = evaluate_retrieval(
         encoder, b.queries, corpus, b.qrels, ks=(1, 5), relevance_threshold=2, show_progress=False
     )
-    assert summary.attrs["tables"]["trec-dl19"].attrs["results"] == alone.attrs["results"]
-    assert summary.loc["trec-dl19", "ndcg@5"] == alone.attrs["results"]["ndcg@5"]
+    assert result.tables["trec-dl19"].results == alone.results
+    assert summary.loc["trec-dl19", "ndcg@5"] == alone.results["ndcg@5"]
 
 
 def test_evaluate_msmarco_refuses_different_corpora_and_clashing_queries():
@@ -233,10 +183,10 @@ def test_evaluate_msmarco_refuses_different_corpora_and_clashing_queries():
         evaluate_msmarco(encoder, [a, c])
 
 
-def test_retrieval_table_attrs():
-    table = retrieval_table({"q": {"a": 1.0}}, {"q": {"a": 2}}, ks=[1], relevance_threshold=2)
-    assert table.loc["mrr", 1] == 1.0 and table.attrs["n_queries"] == 1
-    assert "grade >= 2" in table.attrs["note"]
+def test_retrieval_table_fields():
+    result = retrieval_table({"q": {"a": 1.0}}, {"q": {"a": 2}}, ks=[1], relevance_threshold=2)
+    assert result.table.loc["mrr", 1] == 1.0 and result.n_queries == 1
+    assert "grade >= 2" in result.note
 
 
 # ------------------------------------------------------------------ the CLI
@@ -332,7 +282,7 @@ def test_matches_sentence_transformers_ir_evaluator(minilm, st_minilm, dev_slice
     reference = st_eval(st_minilm)
     ours = evaluate_retrieval(
         minilm, data.queries, data.corpus, data.qrels, ks=ks, batch_size=32, show_progress=False
-    ).attrs["results"]
+    ).results
     assert 0.3 < ours["mrr@10"] < 0.95  # hard distractors: a discriminating slice
     for metric in ("mrr", "ndcg", "recall", "precision", "accuracy", "map"):
         for k in ks:
@@ -361,21 +311,3 @@ def test_cli_on_real_data_small(tmp_path, monkeypatch, minilm):
     payload = json.loads(out.read_text())
     assert payload["n_queries"] == 3 and payload["n_passages"] == 33
     assert any(f.endswith("corpus_mini.tsv") for f in payload["provenance"]["data_files"])
-
-
-def test_plots_draw():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import pandas as pd
-
-    from sbert_tutor.plots import plot_first_relevant_rank, plot_metrics_vs_k
-
-    table = metrics_table({f"{m}@{k}": 0.5 for m in ("mrr", "map", "recall") for k in (1, 2, 3)})
-    ax = plot_metrics_vs_k(table)
-    assert [line.get_label() for line in ax.lines] == ["recall", "mrr", "map"]
-    assert ax.lines[2].get_linestyle() == "--"
-    ax = plot_first_relevant_rank(pd.Series([1.0, 1.0, 3.0, math.nan, 12.0]), top_k=3)
-    assert [p.get_height() for p in ax.patches] == [2, 0, 1, 2]
-    plt.close("all")

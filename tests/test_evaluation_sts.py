@@ -17,16 +17,17 @@ def test_matches_embedding_similarity_evaluator(minilm, st_minilm, task):
     from sentence_transformers.evaluation import EmbeddingSimilarityEvaluator
 
     data = load_sts(task)
-    table = evaluate_sts(minilm, tasks=task)
+    result = evaluate_sts(minilm, tasks=task)
     ref = EmbeddingSimilarityEvaluator(
         data.sentences1, data.sentences2, data.scores.tolist(), name="x"
     )(st_minilm)
-    row = table.iloc[0]
+    row = result.table.iloc[0]
     assert row["n"] == len(data)
     assert row["spearman"] == pytest.approx(100 * ref["x_spearman_cosine"], abs=0.01)
     assert row["pearson"] == pytest.approx(100 * ref["x_pearson_cosine"], abs=0.01)
-    assert table.attrs["aggregation"] == "all" and "all" in table.attrs["note"]
-    prov = table.attrs["provenance"]
+    assert result.aggregation == "all" and "all" in result.note
+    assert repr(result) == repr(result.table)  # a notebook cell shows the table
+    prov = result.provenance
     assert prov["model"]["pooling"] == "mean" and all(
         len(h) == 64 for h in prov["data_files"].values()
     )

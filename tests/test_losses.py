@@ -1,6 +1,6 @@
 """Tests for sbert_tutor.losses: values against sentence-transformers and against naive loops
 written straight from the equations, the equivalences between the ranking losses, input checks,
-the nn.Module wrappers and the docstring examples. Gradients live in test_losses_gradients.py."""
+the single triplet margin default and the docstring examples. Gradients live in test_losses_gradients.py."""
 
 from __future__ import annotations
 
@@ -16,14 +16,7 @@ from torch import nn
 
 from sbert_tutor import losses
 from sbert_tutor.losses import (
-    CEScoreRegressionLoss,
-    CosineRegressionLoss,
-    InBatchContrastiveLoss,
-    MultipleNegativesRankingLoss,
-    SoftmaxClassificationLoss,
     SoftmaxClassifier,
-    SupMPNLoss,
-    TripletLoss,
     ce_score_regression,
     concat_features,
     cosine_regression,
@@ -432,7 +425,7 @@ def test_triplet_and_ce_regression_reject_bad_inputs():
         ce_score_regression(a, p, z, similarity="dot")
     with pytest.raises(ValueError, match="NaN"):
         ce_score_regression(a, p, torch.tensor([0.0, float("nan"), 1.0, 2.0]))
-    with pytest.raises(ValueError, match=r"ce_logits must have shape \[N\] = \[4\]"):
+    with pytest.raises(ValueError, match=r"ce_scores must have shape \[N\] = \[4\]"):
         ce_score_regression(a, p, z[:2])
     # a cross-encoder's usual [N, 1] output is accepted
     torch.testing.assert_close(ce_score_regression(a, p, z[:, None]), ce_score_regression(a, p, z))
@@ -469,49 +462,16 @@ def test_ranking_losses_reject_bad_inputs():
         in_batch_contrastive(a[:0], p[:0])
 
 
-# ============================================================== modules, package, docs
-def test_modules_match_functions():
-    a, p, n = randn(4, 5, seed=70), randn(4, 5, seed=71), randn(4, 5, seed=72)
-    scores, z = torch.tensor([0.0, 1.0, 4.0, 5.0], dtype=F64), randn(4, seed=73)
-    pos, neg = randn(4, 2, 5, seed=74), randn(4, 3, 5, seed=75)
-    pairs = [
-        (CosineRegressionLoss()(a, p, scores), cosine_regression(a, p, scores)),
-        (TripletLoss("cosine", 0.3)(a, p, n), triplet(a, p, n, "cosine", 0.3)),
-        (CEScoreRegressionLoss("euclidean")(a, p, z), ce_score_regression(a, p, z, "euclidean")),
-        (
-            MultipleNegativesRankingLoss(10.0, symmetric=True)(a, p, neg),
-            multiple_negatives_ranking(a, p, neg, 10.0, True),
-        ),
-        (SupMPNLoss(0.1)(a, pos, neg), supmpn(a, pos, neg, 0.1)),
-        (InBatchContrastiveLoss(0.2)(a, p), in_batch_contrastive(a, p, 0.2)),
-    ]
-    for got, want in pairs:
-        torch.testing.assert_close(got, want)
-    assert MultipleNegativesRankingLoss(20.0).temperature == pytest.approx(0.05)
+# ============================================================== defaults, package, docs
+def test_one_triplet_margin_default():
+    """The pure function and the training objective share one margin: the SBERT paper's 1."""
+    from sbert_tutor.training import TripletObjective
 
-    loss = SoftmaxClassificationLoss(5, 3, ("u", "v", "|u-v|", "u*v")).double()
-    labels = torch.tensor([0, 2, 1, 1])
-    assert [tuple(t.shape) for t in loss.parameters()] == [(3, 20), (3,)]
-    torch.testing.assert_close(
-        loss(a, p, labels), softmax_classification(a, p, labels, loss.classifier, loss.features)
-    )
-
-
-def test_modules_validate_at_construction():
-    with pytest.raises(ValueError, match="distance"):
-        TripletLoss("dot")
-    with pytest.raises(ValueError, match="similarity"):
-        CEScoreRegressionLoss("dot")
-    with pytest.raises(ValueError, match="scale"):
-        MultipleNegativesRankingLoss(scale=-1.0)
-    with pytest.raises(ValueError, match="temperature"):
-        SupMPNLoss(0.0)
-    with pytest.raises(ValueError, match="temperature"):
-        InBatchContrastiveLoss(0.0)
-    with pytest.raises(ValueError, match="unknown feature"):
-        SoftmaxClassificationLoss(4, 3, ("u", "v", "diff"))
-    with pytest.raises(ValueError, match="low < high"):
-        CosineRegressionLoss((1.0, 1.0))
+    default = inspect.signature(triplet).parameters["margin"].default
+    assert default == losses.TRIPLET_MARGIN == TripletObjective().margin == 1.0
+    a = torch.tensor([[0.0, 0.0]])
+    p, n = torch.tensor([[1.0, 0.0]]), torch.tensor([[1.5, 0.0]])
+    assert float(triplet(a, p, n)) == pytest.approx(1.0 - 1.5 + 1.0)
 
 
 def test_mnrl_training_steps_reduce_the_loss():

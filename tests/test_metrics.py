@@ -311,3 +311,42 @@ def test_run_from_topk():
 def test_docstring_examples():
     result = doctest.testmod(metrics)
     assert result.attempted > 10 and result.failed == 0
+
+
+# ------------------------------------------------------------------ runs that cannot be scored
+
+
+def test_empty_run_is_an_error():
+    qrels = {"q1": {"a": 1}}
+    for run in ({}, {"q1": {}}):
+        with pytest.raises(ValueError, match=r"the run is empty .* nothing to score"):
+            evaluate_run(run, qrels)
+
+
+def test_int_ids_against_str_ids_name_the_mismatch():
+    run = {1: {"a": 0.9}, 2: {"b": 0.5}}
+    qrels = {"1": {"a": 1}, "2": {"b": 1}}
+    with pytest.raises(
+        ValueError,
+        match=r"share no judged query: run query ids \[1, 2\] \(int\), judged qrels query ids "
+        r"\['1', '2'\] \(str\)\. The ids match once written as strings",
+    ):
+        evaluate_run(run, qrels)
+
+
+def test_disjoint_ids_name_both_sides():
+    with pytest.raises(ValueError, match=r"run query ids \['x1'\] \(str\), judged .*\['q1'\]"):
+        evaluate_run({"x1": {"a": 1.0}}, {"q1": {"a": 1}, "q2": {"b": 0}})
+
+
+def test_partial_overlap_is_reported_and_counted_zero():
+    from sbert_tutor.metrics import MissingQueriesWarning
+
+    run = {"q1": {"a": 1.0}}
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 0}}
+    with pytest.warns(
+        MissingQueriesWarning, match=r"2 of 3 judged queries are not in the run"
+    ) as w:
+        means = evaluate_run(run, qrels, ks=(1,))
+    assert w[0].filename == __file__  # points at the caller, not inside the library
+    assert means["mrr@1"] == pytest.approx(1 / 3)  # trec_eval -c: missing queries score 0

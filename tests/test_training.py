@@ -39,6 +39,7 @@ from sbert_tutor.training import (
     to_examples,
     warmup_steps_for,
 )
+from sbert_tutor.training.recipe import fit
 from sbert_tutor.training.sources import load_training_data
 from tests.conftest import needs_data
 
@@ -84,8 +85,8 @@ def topic_data(n: int = 64, seed: int = 0) -> dict[str, list]:
 def data_for(name: str) -> list[tuple]:
     d = topic_data()
     a, p, n = d["anchor"], d["positive"], d["negative"]
-    if name in ("cosine", "ce", "softmax"):
-        hi, lo = {"cosine": (5.0, 0.0), "ce": (4.0, -4.0), "softmax": (0, 2)}[name]
+    if name in ("cosine", "ce_score", "softmax"):
+        hi, lo = {"cosine": (5.0, 0.0), "ce_score": (4.0, -4.0), "softmax": (0, 2)}[name]
         return [(x, y, hi) for x, y in zip(a, p, strict=True)] + [
             (x, y, lo) for x, y in zip(a, n, strict=True)
         ]
@@ -103,7 +104,7 @@ OBJECTIVES = {
     "triplet": lambda d: TripletObjective(),
     "mnrl": lambda d: MNRLObjective(),
     "supmpn": lambda d: SupMPNObjective(2, 2),
-    "ce": lambda d: CEScoreObjective(),
+    "ce_score": lambda d: CEScoreObjective(),
     "contrastive": lambda d: ContrastiveObjective(),
 }
 
@@ -341,6 +342,9 @@ def test_bad_inputs_raise_helpful_errors(encoder):
         TrainingConfig(save_steps=5)
     with pytest.warns(UserWarning, match="needs a CUDA device"):
         Trainer(encoder, CosineObjective(), data_for("cosine"), quick(amp="fp16"))
+    # an objective's option given to fit as a plain keyword is refused before any model loads
+    with pytest.raises(TypeError, match=r"objective_options=\{'score_range': \(0, 5\)\}"):
+        fit("no-such-model", "cosine", [("a", "b", 1.0)], score_range=(0, 5))
 
 
 def test_examples_pass_through_and_subset():
@@ -352,12 +356,14 @@ def test_examples_pass_through_and_subset():
 
 @needs_data
 def test_named_training_sets():
-    sick, score_range = load_training_data("sick", "cosine")
-    assert score_range == (1.0, 5.0) and len(sick) == 4500
-    pairs, _ = load_training_data("sick", "softmax")
-    assert set(pairs["label"]) == {0, 1, 2} and len(pairs) == 4500
-    groups, _ = load_training_data("sick", "supmpn", num_positives=2, num_negatives=1)
-    assert list(groups.columns) == ["anchor", "positive_1", "positive_2", "negative_1"]
+    sick = load_training_data("sick", "cosine")
+    assert sick.score_range == (1.0, 5.0) and len(sick) == 4500
+    pairs = load_training_data("sick", "softmax")
+    assert set(pairs.table["label"]) == {0, 1, 2} and len(pairs) == 4500
+    groups = load_training_data("sick", "supmpn", {"num_positives": 2, "num_negatives": 1})
+    assert groups.columns == ["anchor", "positive_1", "positive_2", "negative_1"]
+    triplets = load_training_data("sick", "mnrl", {"hard_negatives": True})
+    assert triplets.columns == ["anchor", "positive", "negative"]
     with pytest.raises(ValueError, match="--loss cosine"):
         load_training_data("stsb", "mnrl")
     with pytest.raises(ValueError, match="not similarity scores"):
@@ -413,8 +419,10 @@ def test_train_cli_errors_are_clean(encoder, tmp_path, capsys):
     base = ["train", "--model", model_dir, "--out", str(tmp_path / "x"), "--no-progress"]
     assert main([*base, "--loss", "cosine", "--train", "mnli-typo"]) == 2
     assert "unknown training set" in capsys.readouterr().err
-    assert main([*base, "--loss", "ce", "--train", "stsb"]) == 2
+    assert main([*base, "--loss", "ce_score", "--train", "stsb"]) == 2
     assert "cross-encoder" in capsys.readouterr().err
+    assert main([*base, "--loss", "cosine", "--train", "stsb", "--num-positives", "3"]) == 2
+    assert "the cosine loss has no option 'num_positives'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([*base, "--loss", "hinge", "--train", "stsb"])
 

@@ -1,1 +1,30 @@
-"""The book layer: chapter orchestration, sizes and published numbers (never imported by the core)."""
+"""The book layer: what the chapters of the sbert-tutor book compute, show and compare with.
+
+Everything here serves a chapter: its sizes under the quick and full profiles, the experiments
+it runs in one call, its figures and the published numbers it shows. It builds on the library
+(``sbert_tutor`` outside this package); the library never imports it (a test walks the import
+graph). A practitioner who only wants sentence embeddings needs none of it.
+
+=====================================  =========================================================
+chapter (``book/``)                    module (``sbert_tutor.book.``)
+=====================================  =========================================================
+every chapter                          :mod:`.sizes` (quick/full sizes), :mod:`.published`,
+                                       :mod:`.plots`, :mod:`.reporting` (measured vs published,
+                                       provenance tables)
+02 cost of cross-encoders              :mod:`.cost`
+03 Siamese pooling and STS             :mod:`.pooling_comparison`
+03b transfer tasks                     :mod:`.transfer`
+04 retrieval metrics, 05 MS MARCO      :mod:`.retrieval_aids`
+06 classification objective            :mod:`.gradients`, :mod:`.probes`, :mod:`.runs`
+07 regression objective                :mod:`.gradients`, :mod:`.fixed_embeddings`,
+                                       :mod:`.sweeps`, :mod:`.runs`
+08 triplet objective                   :mod:`.fixed_embeddings`, :mod:`.sweeps`, :mod:`.runs`
+09 multiple negatives ranking          :mod:`.fixed_embeddings`, :mod:`.gradients`,
+                                       :mod:`.sweeps`, :mod:`.batches`, :mod:`.runs`
+10 SupMPN                              :mod:`.fixed_embeddings`, :mod:`.sweeps`,
+                                       :mod:`.nli_groups`, :mod:`.runs`
+11 semantic-search guidance            :mod:`.search_guided`, :mod:`.runs`
+12 the distance dilemma                :mod:`.distance_dilemma`
+13 computational efficiency            :mod:`.speed`, :mod:`.cost`
+=====================================  =========================================================
+"""

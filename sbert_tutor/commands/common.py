@@ -30,17 +30,38 @@ def write_json(path: str | Path, payload: dict[str, Any]) -> Path:
     return out
 
 
+def pooling_arg(text: str) -> str:
+    """``--pooling``: a mode of :mod:`sbert_tutor.pooling`, or several joined by '+'."""
+    from sbert_tutor.pooling import check_pooling
+
+    try:
+        return check_pooling(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """--model, --pooling, --max-seq-length, --batch-size, --device."""
-    parser.add_argument("--model", required=True, help="hub name or local folder")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="hub name, local folder (any sentence-transformers version) or plain HF model",
+    )
     parser.add_argument(
         "--pooling",
         default=None,
-        choices=("mean", "max", "cls"),
-        help="override the model's pooling",
+        type=pooling_arg,
+        metavar="MODE",
+        help="override the model's pooling: mean, max, cls, mean_sqrt_len_tokens, weightedmean, "
+        "lasttoken, or several joined by '+' (default: the model's own; mean for a plain model)",
     )
-    parser.add_argument("--max-seq-length", type=int, default=None)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument(
+        "--max-seq-length",
+        type=int,
+        default=None,
+        help="truncate longer inputs (default: the model's own)",
+    )
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass")
     parser.add_argument(
         "--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available)"
     )

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         data.relevance_threshold if args.relevance_threshold is None else args.relevance_threshold
     )
     encoder = load_encoder(args)
-    table = evaluate_retrieval(
+    result = evaluate_retrieval(
         encoder,
         data.queries,
         data.corpus,
@@ -50,11 +50,11 @@ def run(args: argparse.Namespace) -> int:
         dataset=data.describe(),
         notes=list(data.notes),
     )
-    results = table.attrs["results"]
-    print(f"{data.name} ({data.corpus_name} corpus): {table.attrs['note']}")
+    results = result.results
+    print(f"{data.name} ({data.corpus_name} corpus): {result.note}")
     for note in data.notes:
         print(f"note: {note}")
-    print(table.to_string(float_format=lambda x: f"{x:.4f}"))
+    print(result.table.to_string(float_format=lambda x: f"{x:.4f}"))
     print("  ".join(f"{m}={results[m]:.4f}" for m in HEADLINE if m in results))
     if args.json:
         payload = {
@@ -62,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
             "dataset": data.name,
             "corpus": data.corpus_name,
             "relevance_threshold": threshold,
-            "n_queries": table.attrs["n_queries"],
-            "n_passages": table.attrs["n_passages"],
+            "n_queries": result.n_queries,
+            "n_passages": result.n_passages,
             "results": results,
-            "provenance": {**table.attrs["provenance"], "command": sys.argv},
+            "provenance": {**result.provenance, "command": sys.argv},
         }
         print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
     return 0

@@ -9,25 +9,26 @@ from sbert_tutor.commands.common import add_model_options, load_encoder, write_j
 
 
 def run(args: argparse.Namespace) -> int:
-    from sbert_tutor.evaluation.sts import evaluate_sts
+    from sbert_tutor.evaluation.sts import evaluate_sts, parse_tasks
 
+    tasks = parse_tasks(args.tasks)  # a typo in --tasks fails here, before any model loads
     encoder = load_encoder(args)
-    table = evaluate_sts(
+    result = evaluate_sts(
         encoder,
-        tasks=args.tasks,
+        tasks=tasks,
         aggregation=args.aggregation,
         split=args.split,
         variant=args.variant,
         batch_size=args.batch_size,
     )
-    print(table.attrs["note"])
-    print(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
+    print(result.note)
+    print(result.table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
     if args.json:
         payload = {
             "model": args.model,
             "aggregation": args.aggregation,
-            "results": table.attrs["details"],
-            "provenance": {**table.attrs["provenance"], "command": sys.argv},
+            "results": result.details,
+            "provenance": {**result.provenance, "command": sys.argv},
         }
         print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
     return 0
@@ -39,7 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tasks", default="all", help="all, or comma-separated: sts12..sts16, stsb, sickr"
     )
-    parser.add_argument("--aggregation", default="all", choices=("all", "mean", "wmean"))
+    parser.add_argument(
+        "--aggregation",
+        default="all",
+        choices=("all", "mean", "wmean"),
+        help="STS12-16: all = subsets concatenated; mean / wmean = (weighted) mean of subsets",
+    )
     parser.add_argument(
         "--split", default="test", choices=("train", "dev", "test"), help="for stsb/sickr"
     )

@@ -9,14 +9,64 @@ sbert-tutor train --model NAME_OR_PATH --loss cosine --train stsb --out DIR [--m
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
-LOSSES = ("cosine", "softmax", "triplet", "mnrl", "supmpn", "ce", "contrastive")
 LOG_FILE = "training_log.json"
+#: Flags that set the objective option of the same name, for every objective that takes it
+#: (any other option: ``--loss-option NAME=VALUE``).
+OPTION_FLAGS = ("hard_negatives", "num_positives", "num_negatives", "score_range")
+
+
+class LossNames(Sequence[str]):
+    """The registered loss names, read when argparse first needs them.
+
+    The registry lives with the objectives, which import torch; reading it lazily keeps
+    ``sbert-tutor --help`` (and every other command) from paying for that import.
+    """
+
+    def _names(self) -> tuple[str, ...]:
+        from sbert_tutor.training.objectives import OBJECTIVES
+
+        return tuple(OBJECTIVES)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._names()
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``"scale=20"`` -> ``("scale", 20)``: the value is a Python literal (number, bool, tuple)
+    where it reads as one, else the string."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"--loss-option must look like NAME=VALUE, got {text!r}")
+    try:
+        parsed = ast.literal_eval(value.strip())
+    except (ValueError, SyntaxError):
+        parsed = value.strip()
+    return name.strip().replace("-", "_"), parsed
+
+
+def objective_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The objective options given on the command line (flags, then ``--loss-option``)."""
+    options = {name: getattr(args, name) for name in OPTION_FLAGS}
+    options = {k: v for k, v in options.items() if v is not None and v is not False}
+    if options.get("score_range") is not None:
+        options["score_range"] = tuple(options["score_range"])
+    options.update(dict(args.loss_option or ()))
+    return options
 
 
 def torch_cuda() -> bool:
@@ -53,12 +103,9 @@ def run(args: argparse.Namespace) -> int:
         args.loss,
         args.train,
         config,
+        objective_options=objective_options(args),
         max_examples=args.max_examples,
         eval_task=args.eval_task if args.eval_steps else None,
-        hard_negatives=args.hard_negatives,
-        num_positives=args.num_positives,
-        num_negatives=args.num_negatives,
-        score_range=tuple(args.score_range) if args.score_range is not None else None,
         resume_from=args.resume,
         command=sys.argv,
     )
@@ -94,7 +141,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_model_options(parser)
     parser.set_defaults(batch_size=16)
-    parser.add_argument("--loss", required=True, choices=LOSSES)
+    parser.add_argument(
+        "--loss", required=True, choices=LossNames(), metavar="LOSS", help="%(choices)s"
+    )
     parser.add_argument(
         "--train",
         required=True,
@@ -120,18 +169,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--max-examples", type=int, default=None, help="train on a seeded random subset"
     )
-    parser.add_argument(
-        "--hard-negatives", action="store_true", help="mnrl on NLI: add the contradiction"
+    options = parser.add_argument_group(
+        "objective options", "each sets the option of that name of the chosen --loss"
     )
-    parser.add_argument("--num-positives", type=int, default=2, help="supmpn: positives a group")
-    parser.add_argument("--num-negatives", type=int, default=2, help="supmpn: negatives a group")
-    parser.add_argument(
+    options.add_argument(
+        "--hard-negatives", action="store_true", help="on NLI, add the contradiction (e.g. mnrl)"
+    )
+    options.add_argument("--num-positives", type=int, help="positives a group (e.g. supmpn)")
+    options.add_argument("--num-negatives", type=int, help="negatives a group (e.g. supmpn)")
+    options.add_argument(
         "--score-range",
         type=float,
         nargs=2,
-        default=None,
         metavar=("LOW", "HIGH"),
-        help="cosine on a file: the scale of its scores",
+        help="the scale of the scores of a file (e.g. cosine)",
+    )
+    options.add_argument(
+        "--loss-option",
+        type=parse_option,
+        action="append",
+        metavar="NAME=VALUE",
+        help="any other option of the objective, e.g. scale=20 (repeatable)",
     )
     parser.add_argument(
         "--log", default=None, help=f"where to write the log (default DIR/{LOG_FILE})"

@@ -22,16 +22,14 @@ from sbert_tutor.data.msmarco import DATASETS as MSMARCO_DATASETS  # noqa: E402
 from sbert_tutor.data.msmarco import (  # noqa: E402
     MSMarcoData,
     StreamedCorpus,
-    Triple,
     check_msmarco_dataset,
     load_bm25_candidates,
     load_msmarco,
-    load_train_triples,
     sample_msmarco,
 )
 
-__all__ += ["MSMARCO_DATASETS", "MSMarcoData", "StreamedCorpus", "Triple", "check_msmarco_dataset"]
-__all__ += ["load_bm25_candidates", "load_msmarco", "load_train_triples", "sample_msmarco"]
+__all__ += ["MSMARCO_DATASETS", "MSMarcoData", "StreamedCorpus", "check_msmarco_dataset"]
+__all__ += ["load_bm25_candidates", "load_msmarco", "sample_msmarco"]
 from sbert_tutor.data.senteval import TRANSFER_TASKS, TransferTask, load_transfer  # noqa: E402
 
 __all__ += ["TRANSFER_TASKS", "TransferTask", "load_transfer"]

@@ -1,22 +1,96 @@
-"""Reading the local data folder (``SBERT_TUTOR_DATA``) and the errors that point at it."""
+"""Reading the local data folder (``SBERT_TUTOR_DATA``), checked, with errors that point at it.
+
+Every loader reads its tab-separated files through :func:`read_table`, which refuses a file
+rather than load part of it: a file that does not end with a newline (a copy or download cut
+short), a line with too few or too many fields, a header without the columns the loader needs,
+no data rows, bytes that are not UTF-8, an incomplete gzip stream, and (:func:`read_data_file`)
+a row count that differs from the published size of a named data set (:data:`KNOWN_ROWS`).
+Every message names the file, the line and what to do. :meth:`Table.numbers` does the same for
+a column that must hold numbers.
+"""
 
 from __future__ import annotations
 
-import csv
 import gzip
-from collections.abc import Iterator
+import math
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sbert_tutor.settings import DATA_ENV, data_dir, hf_offline
+from sbert_tutor.settings import CHECK_SIZES_ENV, DATA_ENV, check_sizes, data_dir, hf_offline
 
-# STS and NLI TSVs contain quote characters that are part of the text: never let the csv
-# module interpret them (MANIFEST.md of the data folder insists on QUOTE_NONE).
-csv.field_size_limit(2**31 - 1)
+#: Published row counts (data rows, header excluded) of the named data sets, by path inside the
+#: data folder: the sizes their sources state (STSb, SICK, SentEval's STS12-16, SNLI 1.0, MS MARCO).
+STS_SUBSET_ROWS: dict[str, dict[str, int]] = {
+    "STS12": {
+        "MSRpar": 750,
+        "MSRvid": 750,
+        "SMTeuroparl": 459,
+        "surprise.OnWN": 750,
+        "surprise.SMTnews": 399,
+    },
+    "STS13": {"FNWN": 189, "headlines": 750, "OnWN": 561},
+    "STS14": {
+        "deft-forum": 450,
+        "deft-news": 300,
+        "headlines": 750,
+        "images": 750,
+        "OnWN": 750,
+        "tweet-news": 750,
+    },
+    "STS15": {
+        "answers-forums": 375,
+        "answers-students": 750,
+        "belief": 375,
+        "headlines": 750,
+        "images": 750,
+    },
+    "STS16": {
+        "answer-answer": 254,
+        "headlines": 249,
+        "plagiarism": 230,
+        "postediting": 244,
+        "question-question": 209,
+    },
+}
+KNOWN_ROWS: dict[str, int] = {
+    "stsb/sts-train.tsv": 5749,
+    "stsb/sts-dev.tsv": 1500,
+    "stsb/sts-test.tsv": 1379,
+    "sick/SICK_train.tsv": 4500,
+    "sick/SICK_trial.tsv": 500,
+    "sick/SICK_test.tsv": 4927,
+    "nli/snli_dev.tsv": 9842,
+    "nli/snli_test.tsv": 9824,
+    "msmarco/dev_small/queries.tsv": 6980,
+    "msmarco/dev_small/qrels.tsv": 7437,
+    "msmarco/dev_small_subset/queries.tsv": 540,
+    "msmarco/dev_small_subset/qrels.tsv": 540,
+    "msmarco/dev_small_subset/bm25_candidates.tsv": 12000,
+    "msmarco/trec_dl2019/queries.tsv": 43,
+    "msmarco/trec_dl2019/qrels.tsv": 9260,
+    "msmarco/trec_dl2020/queries.tsv": 200,
+    "msmarco/trec_dl2020/qrels.tsv": 11386,
+    "msmarco/corpus_mini.tsv": 16799,
+    "msmarco/train_triples_toy.tsv.gz": 100,
+    **{
+        f"sts/{variant}/{year}/{subset}.tsv": rows
+        for variant in ("raw", "senteval_tok")
+        for year, subsets in STS_SUBSET_ROWS.items()
+        for subset, rows in subsets.items()
+    },
+}
+_AGAIN = "copy or download it again"
 
 
 class DataNotFoundError(FileNotFoundError):
     """Raised when a data set is neither in ``SBERT_TUTOR_DATA`` nor reachable on the hub."""
+
+
+class DataFileError(ValueError):
+    """A data file is damaged or malformed; the message names the file, the line, what to do."""
 
 
 def local_root() -> Path | None:
@@ -27,7 +101,7 @@ def local_root() -> Path | None:
     if not root.is_dir():
         raise DataNotFoundError(
             f"{DATA_ENV}={root} is not a folder. Point {DATA_ENV} at the data folder "
-            "(the layout of the project's shared/data, see its MANIFEST.md), or unset it to "
+            "(its layout is listed in sbert_tutor.settings), or unset it to "
             "download from the Hugging Face hub."
         )
     return root
@@ -39,7 +113,7 @@ def local_file(root: Path, relative: str) -> Path:
     if not path.is_file():
         raise DataNotFoundError(
             f"{path} does not exist. {DATA_ENV}={root} must contain {relative} "
-            "(see MANIFEST.md of the shared data folder for the layout)."
+            "(the layout is listed in sbert_tutor.settings)."
         )
     return path
 
@@ -58,22 +132,205 @@ def offline_error(what: str) -> DataNotFoundError:
     )
 
 
-def read_tsv(path: Path) -> Iterator[dict[str, str]]:
-    """Yield the rows of a tab-separated file (``.gz`` allowed) as dicts keyed by its header.
+# ----------------------------------------------------------------------------- checked reading
 
-    Quoting is off: quote characters are text. Rows with a different field count than the
-    header are an error, not a silent shift of columns.
+
+@dataclass(frozen=True)
+class Table:
+    """The checked rows of a tab-separated file with a header line.
+
+    Attributes:
+        path: the file.
+        header: its column names (line 1).
+        rows: the data rows, each with exactly one field per column; row ``i`` is on line
+            ``i + 2`` of the file (:meth:`line`).
     """
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", newline="") as f:
-        reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(reader)
-        for line_no, row in enumerate(reader, start=2):
-            if len(row) != len(header):
-                raise ValueError(
-                    f"{path}:{line_no} has {len(row)} fields, the header has {len(header)}"
+
+    path: Path
+    header: tuple[str, ...]
+    rows: list[list[str]]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @staticmethod
+    def line(i: int) -> int:
+        """The file line of data row ``i`` (1-based; line 1 is the header)."""
+        return i + 2
+
+    def where(self, i: int) -> str:
+        """``path:line`` of data row ``i``, for messages."""
+        return f"{self.path}:{self.line(i)}"
+
+    def column(self, name: str) -> list[str]:
+        """One column's values, in file order."""
+        j = self.header.index(name)
+        return [row[j] for row in self.rows]
+
+    def texts(self, name: str) -> list[str]:
+        """A text column whose every value must be non-empty (after stripping spaces)."""
+        values = self.column(name)
+        for i, text in enumerate(values):
+            if not text.strip():
+                raise DataFileError(
+                    f"{self.where(i)}: {name} is empty. Every row needs a text there: fix or "
+                    f"remove that line (or {_AGAIN} if the file should be the published one)."
                 )
-            yield dict(zip(header, row, strict=False))
+        return values
+
+    def records(self) -> Iterator[dict[str, str]]:
+        """The rows as dicts keyed by the header."""
+        for row in self.rows:
+            yield dict(zip(self.header, row, strict=True))
+
+    def numbers(
+        self,
+        name: str,
+        integer: bool = False,
+        low: float | None = None,
+        high: float | None = None,
+    ) -> list[Any]:
+        """A column parsed as finite numbers (``int`` values with ``integer=True``), each within
+        ``[low, high]`` when given.
+
+        Raises:
+            DataFileError: naming the file, the line and the value that is not a (finite,
+                whole, in-range) number.
+        """
+        out: list[Any] = []
+        for i, text in enumerate(self.column(name)):
+            try:
+                value = float(text)
+            except ValueError:
+                raise DataFileError(
+                    f"{self.where(i)}: {name} is {text!r}, which is not a number. Fix or remove "
+                    f"that line (or {_AGAIN} if the file should be the published one)."
+                ) from None
+            if not math.isfinite(value):
+                raise DataFileError(
+                    f"{self.where(i)}: {name} is {text!r}; {name} must be a finite number. Fix "
+                    "or remove that line."
+                )
+            if integer:
+                if not value.is_integer():
+                    raise DataFileError(
+                        f"{self.where(i)}: {name} is {text!r}, not an integer. Fix or remove "
+                        "that line."
+                    )
+                value = int(value)
+            if (low is not None and value < low) or (high is not None and value > high):
+                raise DataFileError(
+                    f"{self.where(i)}: {name} is {text!r}, outside the data set's scale "
+                    f"[{low:g}, {high:g}]. Fix or remove that line (or {_AGAIN})."
+                )
+            out.append(value)
+        return out
+
+
+def _raw_text(path: Path) -> str:
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DataFileError(
+                f"{path} is not a complete gzip file ({exc}): it was probably cut off while "
+                f"being copied or downloaded; {_AGAIN}."
+            ) from None
+    if not data:
+        raise DataFileError(
+            f"{path}:1: the file is empty (0 bytes), but a data file needs a header line and data "
+            f"rows: {_AGAIN}."
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        bad = data[exc.start : exc.end]
+        raise DataFileError(
+            f"{path}:{line}: byte {bad!r} at column {column} is not UTF-8. Data files are "
+            "UTF-8: convert the file (e.g. `iconv -f latin1 -t utf-8`) or "
+            f"{_AGAIN}."
+        ) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_table(
+    path: Path,
+    columns: Sequence[str] = (),
+    expected_rows: int | None = None,
+    what: str | None = None,
+) -> Table:
+    """Read and check a tab-separated file with a header line (``.gz`` allowed).
+
+    Quoting is off: quote characters are text (the data folder's sentences contain them).
+
+    Args:
+        path: the file.
+        columns: columns the caller needs; a header without them is an error.
+        expected_rows: the published number of data rows; another count is an error unless
+            ``SBERT_TUTOR_CHECK_SIZES=0``.
+        what: the data set's name, for messages.
+
+    Raises:
+        DataFileError: see the module docstring; the message names the file and the line.
+    """
+    path = Path(path)
+    what = what or path.name
+    text = _raw_text(path)
+    if not text.endswith("\n"):
+        last = text.count("\n") + 1
+        raise DataFileError(
+            f"{path}:{last}: the last line does not end with a newline, so the file was probably "
+            f"cut off mid-line: {_AGAIN}. (A file you wrote yourself must end with a newline.)"
+        )
+    lines = text[:-1].split("\n")
+    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    header = tuple(lines[0].split("\t"))
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise DataFileError(
+            f"{path}:1: the header has columns {list(header)}, but {what} needs "
+            f"{list(columns)} (missing {missing}). Is this the right file? Otherwise {_AGAIN}."
+        )
+    rows = [line.split("\t") for line in lines[1:]]
+    for i, row in enumerate(rows):
+        if len(row) != len(header):
+            found = "an empty line" if row == [""] else f"{len(row)} fields"
+            raise DataFileError(
+                f"{path}:{Table.line(i)}: {found}, but the header (line 1) has {len(header)} "
+                "columns: a tab inside a text, a missing field or a line broken in two. Fix that "
+                f"line, or {_AGAIN}."
+            )
+    if not rows:
+        raise DataFileError(
+            f"{path}:2: a header (line 1) but no data rows; {what} needs at least one: {_AGAIN}."
+        )
+    if expected_rows is not None and len(rows) != expected_rows and check_sizes():
+        raise DataFileError(
+            f"{path}: {len(rows):,} data rows (lines 2-{len(rows) + 1}), but {what} has "
+            f"{expected_rows:,}: the file is incomplete or not the published one; {_AGAIN}. If "
+            f"you changed it on purpose, set {CHECK_SIZES_ENV}=0."
+        )
+    return Table(path, header, rows)
+
+
+def read_data_file(
+    root: Path, relative: str, columns: Sequence[str] = (), what: str | None = None
+) -> Table:
+    """:func:`read_table` of ``root / relative``, checked against its size in :data:`KNOWN_ROWS`."""
+    return read_table(
+        local_file(root, relative), columns, KNOWN_ROWS.get(relative), what or relative
+    )
+
+
+def read_tsv(path: Path) -> Iterator[dict[str, str]]:
+    """Yield the rows of a checked tab-separated file (``.gz`` allowed) as dicts keyed by its header.
+
+    Kept for callers that iterate; see :func:`read_table` for the checks.
+    """
+    yield from read_table(path).records()
 
 
 def load_hub_dataset(what: str, dataset_id: str, *args: Any, **kwargs: Any) -> Any:

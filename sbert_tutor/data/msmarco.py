@@ -17,7 +17,7 @@ name                    queries                 qrels                corpus
 ======================  ======================  ===================  =====================================
 
 * ``mini`` is ``msmarco/corpus_mini.tsv`` of the data folder: 16,799 real passages holding every
-  relevant passage of ``msmarco-dev-subset`` and of ``trec-dl19`` (see the folder's MANIFEST.md).
+  relevant passage of ``msmarco-dev-subset`` and of ``trec-dl19``.
   Every other passage of it is a distractor, so retrieval over it is **far easier** than over the
   full collection and its numbers must not be compared with published full-collection numbers.
 * ``full`` is the whole 8,841,823-passage collection. It is not in the data folder: it is
@@ -36,36 +36,34 @@ as relevant for the *binary* measures (MRR, recall, precision, MAP) when :math:`
 
 Sources
 -------
-* **Local** (``SBERT_TUTOR_DATA`` set): the folder's ``msmarco/`` files (MANIFEST.md).
+* **Local** (``SBERT_TUTOR_DATA`` set): the folder's ``msmarco/`` files.
 * **Hub** (``SBERT_TUTOR_DATA`` unset, or ``corpus="full"``): ``mteb/msmarco`` (:data:`HUB_ID`),
   BEIR's MS MARCO as plain data files: configuration ``corpus`` (split ``corpus``, columns
   ``_id``, ``title``, ``text``), ``queries`` (split ``queries``, ``_id``, ``text``) and
   ``default`` = qrels (split ``dev`` = the 7,437 dev-small qrels, ``test`` = the 9,260 TREC DL
   2019 qrels; columns ``query-id``, ``corpus-id``, ``score``). The dev subset and TREC DL 2020
   have no copy there: their topics need the data folder. The ids and columns follow the dataset
-  card; the test-suite exercises this path with a faked ``datasets.load_dataset`` (the
-  development machines are offline).
+  card; the test-suite exercises this path with a faked ``datasets.load_dataset``.
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
-
-import numpy as np
+from typing import Any
 
 from sbert_tutor.data._files import (
     DataNotFoundError,
+    Table,
     load_hub_dataset,
-    local_file,
     local_root,
-    read_tsv,
+    read_data_file,
 )
 from sbert_tutor.settings import DATA_ENV, hf_offline
+from sbert_tutor.stats import seeded_subset
+from sbert_tutor.validation import check_choice
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +93,6 @@ LOCAL_TOPICS = {
 }
 MINI_CORPUS = "msmarco/corpus_mini.tsv"
 BM25_CANDIDATES = "msmarco/dev_small_subset/bm25_candidates.tsv"
-TRAIN_TRIPLES = "msmarco/train_triples_toy.tsv.gz"
 
 #: Hub source of the full collection, all queries and the dev / DL19 qrels.
 HUB_ID = "mteb/msmarco"
@@ -105,14 +102,6 @@ HUB_QRELS_SPLIT = {"msmarco-dev": "dev", "trec-dl19": "test"}
 FULL_COLLECTION_SIZE = 8_841_823
 
 Qrels = dict[str, dict[str, int]]
-
-
-class Triple(NamedTuple):
-    """One training example: a query, a relevant passage and a non-relevant one."""
-
-    query: str
-    positive: str
-    negative: str
 
 
 @dataclass(frozen=True)
@@ -221,13 +210,7 @@ def check_msmarco_dataset(name: str) -> str:
         "msmarco-dev-small": "msmarco-dev",
     }
     key = aliases.get(key, key)
-    if key not in DATASETS:
-        close = difflib.get_close_matches(key, DATASETS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ValueError(
-            f"unknown MS MARCO dataset {name!r}; valid names: {', '.join(DATASETS)}.{hint}"
-        )
-    return key
+    return check_choice(name, DATASETS, "MS MARCO dataset", key=key)
 
 
 def _check_corpus(dataset: str, corpus: str | None) -> str:
@@ -268,7 +251,7 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
     if corpus_name == "mini" and root is None:
         raise DataNotFoundError(
             f"{name} with corpus='mini' needs {MINI_CORPUS} from the project's data folder, and "
-            f"{DATA_ENV} is not set. Set {DATA_ENV}=/path/to/data (see its MANIFEST.md), or use "
+            f"{DATA_ENV} is not set. Set {DATA_ENV}=/path/to/data (layout: sbert_tutor.settings), or use "
             "corpus='full' to stream the 8.8M-passage collection from the hub."
         )
     if root is not None:
@@ -281,10 +264,10 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
 
     notes: list[str] = []
     if corpus_name == "mini":
-        mini_path = local_file(root, MINI_CORPUS)
-        passages = {row["pid"]: row["passage"] for row in read_tsv(mini_path)}
+        table = read_data_file(root, MINI_CORPUS, ("pid", "passage"), what="corpus_mini")
+        passages = dict(zip(table.column("pid"), table.texts("passage"), strict=True))
         _check_coverage(name, qrels, passages)
-        files = (*files, mini_path)
+        files = (*files, table.path)
         corpus_obj: Corpus = passages
         corpus_source = f"{MINI_CORPUS} ({len(passages):,} passages)"
         notes.append(
@@ -349,13 +332,22 @@ def _judged_queries(queries: Mapping[str, str], qrels: Qrels, what: str) -> dict
 
 def _local_topics(root: Path, name: str) -> tuple[dict[str, str], Qrels, tuple[Path, ...]]:
     folder = f"msmarco/{LOCAL_TOPICS[name]}"
-    q_path = local_file(root, f"{folder}/queries.tsv")
-    r_path = local_file(root, f"{folder}/qrels.tsv")
-    queries = {row["qid"]: row["query"] for row in read_tsv(q_path)}
-    qrels = _read_qrels(
-        ((r["qid"], r["pid"], r["relevance"]) for r in read_tsv(r_path)), str(r_path)
+    q_table = read_data_file(root, f"{folder}/queries.tsv", ("qid", "query"), f"{name} queries")
+    r_table = read_data_file(
+        root, f"{folder}/qrels.tsv", ("qid", "pid", "relevance"), f"{name} qrels"
     )
-    return _judged_queries(queries, qrels, str(q_path)), qrels, (q_path, r_path)
+    queries = dict(zip(q_table.column("qid"), q_table.texts("query"), strict=True))
+    qrels = _table_qrels(r_table)
+    files = (q_table.path, r_table.path)
+    return _judged_queries(queries, qrels, str(q_table.path)), qrels, files
+
+
+def _table_qrels(table: Table) -> Qrels:
+    qrels: Qrels = {}
+    grades = table.numbers("relevance", integer=True)
+    for qid, pid, grade in zip(table.column("qid"), table.column("pid"), grades, strict=True):
+        qrels.setdefault(qid, {})[pid] = grade
+    return qrels
 
 
 def _load_dataset(*args: Any, **kwargs: Any) -> Any:
@@ -459,12 +451,15 @@ def load_bm25_candidates(
     re-ranking and hard-negative demos. Local data folder only.
     """
     root = _require_root("the BM25 candidates")
-    path = local_file(root, BM25_CANDIDATES)
+    columns = ("qid", "pid", "bm25_rank", "msmarco_label")
+    table = read_data_file(root, BM25_CANDIDATES, columns, what="the BM25 candidates")
+    ranks = table.numbers("bm25_rank", integer=True)
+    labels = table.numbers("msmarco_label", integer=True)
     ranked: dict[str, list[tuple[int, str, int]]] = {}
-    for row in read_tsv(path):
-        ranked.setdefault(row["qid"], []).append(
-            (int(row["bm25_rank"]), row["pid"], int(row["msmarco_label"]))
-        )
+    for qid, pid, rank, label in zip(
+        table.column("qid"), table.column("pid"), ranks, labels, strict=True
+    ):
+        ranked.setdefault(qid, []).append((rank, pid, label))
     out: dict[str, list[Any]] = {}
     for qid, items in ranked.items():
         items.sort()
@@ -474,23 +469,12 @@ def load_bm25_candidates(
     return out
 
 
-def load_train_triples() -> list[Triple]:
-    """The 100 toy (query, positive, negative) triples of MS MARCO ``triples.train.small``.
-
-    Enough for a smoke test of a triplet / MultipleNegativesRanking training loop on real text,
-    not for real training (MANIFEST.md). Local data folder only.
-    """
-    root = _require_root("the MS MARCO training triples")
-    path = local_file(root, TRAIN_TRIPLES)
-    return [Triple(r["query"], r["positive"], r["negative"]) for r in read_tsv(path)]
-
-
 def _require_root(what: str) -> Path:
     root = local_root()
     if root is None:
         raise DataNotFoundError(
             f"{what} come from the project's data folder, and {DATA_ENV} is not set. Set "
-            f"{DATA_ENV}=/path/to/data (see its MANIFEST.md)."
+            f"{DATA_ENV}=/path/to/data (layout: sbert_tutor.settings)."
         )
     return root
 
@@ -535,8 +519,7 @@ def sample_msmarco(
     } - judged
     rest = sorted(p for p in data.corpus if p not in judged and p not in hard)
     if n_other is not None and n_other < len(rest):
-        picks = np.random.default_rng(seed).choice(len(rest), size=n_other, replace=False)
-        rest = [rest[i] for i in sorted(picks)]
+        rest = [rest[i] for i in seeded_subset(len(rest), n_other, seed)]
     keep = judged | hard | set(rest)
     corpus = {p: t for p, t in data.corpus.items() if p in keep}
     note = (

@@ -13,10 +13,11 @@ Sources, one API (:func:`load_nli`):
   paper's training set.
 * **Local** (``SBERT_TUTOR_DATA`` set): ``nli/snli_{dev,test}.tsv`` (SNLI 1.0 dev/test, tokenised
   text, 9,842 / 9,824 pairs) and ``sick/SICK_{train,trial,test}.tsv`` (SICK entailment labels,
-  4,500 / 500 / 4,927 pairs). The folder has **no** SNLI/MultiNLI train split (see its MANIFEST.md):
+  4,500 / 500 / 4,927 pairs). The folder has **no** SNLI/MultiNLI train split:
   :func:`load_nli_train` then substitutes SNLI dev+test, loudly.
 
-From labelled pairs, four training shapes (each a ``pandas.DataFrame`` the trainer accepts):
+From labelled pairs, four training shapes (each a :class:`~sbert_tutor.data.table.DataTable` the
+trainer accepts):
 
 * :func:`labelled_pairs` -- (premise, hypothesis, label id): softmax classification;
 * :func:`entailment_pairs` -- (anchor, positive) = (premise, entailed hypothesis): MNRL / contrastive;
@@ -27,7 +28,6 @@ From labelled pairs, four training shapes (each a ``pandas.DataFrame`` the train
 
 from __future__ import annotations
 
-import difflib
 import logging
 import warnings
 from collections.abc import Iterable, Sequence
@@ -41,12 +41,12 @@ import pandas as pd
 from sbert_tutor.data._files import (
     DataNotFoundError,
     load_hub_dataset,
-    local_file,
     local_root,
-    read_tsv,
+    read_data_file,
 )
+from sbert_tutor.data.table import DataTable
 from sbert_tutor.settings import DATA_ENV
-from sbert_tutor.validation import check_same_length
+from sbert_tutor.validation import check_choice, check_same_length
 
 logger = logging.getLogger(__name__)
 
@@ -153,11 +153,7 @@ def check_nli_task(name: str) -> str:
     """Normalise an NLI task name (``"MNLI"`` -> ``"multinli"``) or raise listing valid ones."""
     key = str(name).strip().lower().replace("-", "").replace(" ", "")
     key = _ALIASES.get(key, key)
-    if key not in NLI_TASKS:
-        close = difflib.get_close_matches(key, NLI_TASKS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"unknown NLI task {name!r}; valid names: {', '.join(NLI_TASKS)}.{hint}")
-    return key
+    return check_choice(name, NLI_TASKS, "NLI task", key=key)
 
 
 def normalize_label(value: Any, where: str = "label") -> str:
@@ -254,25 +250,26 @@ def _load_local(root: Path, task: str, split: str) -> NLIData:
     relative = _LOCAL_FILES.get((task, split))
     if relative is None:
         hint = (
-            " The data folder has no SNLI/MultiNLI train (see its MANIFEST.md): use "
+            " The data folder has no SNLI/MultiNLI train: use "
             "load_nli_train() for the SNLI dev+test stand-in, load_nli('sick', 'train'), or unset "
             f"{DATA_ENV} to download the real train split from the hub."
             if split == "train"
             else f" Unset {DATA_ENV} to download it from the hub."
         )
         raise DataNotFoundError(f"{task}/{split} is not in {DATA_ENV}={root}.{hint}")
-    path = local_file(root, relative)
-    premises: list[str] = []
-    hypotheses: list[str] = []
-    labels: list[str] = []
-    cols = ("sentence_A", "sentence_B", "entailment_judgment") if task == "sick" else None
-    for line_no, row in enumerate(read_tsv(path), start=2):
-        p, h, y = (
-            (row[c] for c in cols) if cols else (row["premise"], row["hypothesis"], row["label"])
-        )
-        premises.append(p)
-        hypotheses.append(h)
-        labels.append(normalize_label(y, where=f"{path}:{line_no} label"))
+    cols = (
+        ("sentence_A", "sentence_B", "entailment_judgment")
+        if task == "sick"
+        else ("premise", "hypothesis", "label")
+    )
+    table = read_data_file(root, relative, cols, what=f"{task} {split}")
+    premises = table.texts(cols[0])
+    hypotheses = table.texts(cols[1])
+    labels = [
+        normalize_label(y, where=f"{table.where(i)}: label")
+        for i, y in enumerate(table.column(cols[2]))
+    ]
+    path = table.path
     return NLIData(task, split, premises, hypotheses, labels, f"{DATA_ENV}={root}", (path,))
 
 
@@ -374,17 +371,13 @@ def as_nli(
 
 
 # --------------------------------------------------------------------------- training shapes
-def _frame(columns: dict[str, list[Any]], data: NLIData, rule: str) -> pd.DataFrame:
-    frame = pd.DataFrame(columns)
-    frame.attrs.update(
-        {
-            "source": data.source,
-            "files": [str(f) for f in data.files],
-            "built_from": f"{data.name}/{data.split}",
-            "rule": rule,
-        }
+def _frame(columns: dict[str, list[Any]], data: NLIData, rule: str) -> DataTable:
+    return DataTable(
+        pd.DataFrame(columns),
+        source=data.source,
+        files=tuple(str(f) for f in data.files),
+        note=rule,
     )
-    return frame
 
 
 def _by_premise(data: NLIData) -> dict[str, dict[str, list[str]]]:
@@ -395,7 +388,7 @@ def _by_premise(data: NLIData) -> dict[str, dict[str, list[str]]]:
     return groups
 
 
-def labelled_pairs(data: Any) -> pd.DataFrame:
+def labelled_pairs(data: Any) -> DataTable:
     """(premise, hypothesis, label id) rows: the input of the softmax objective."""
     nli = as_nli(data)
     return _frame(
@@ -405,7 +398,7 @@ def labelled_pairs(data: Any) -> pd.DataFrame:
     )
 
 
-def entailment_pairs(data: Any) -> pd.DataFrame:
+def entailment_pairs(data: Any) -> DataTable:
     """(anchor, positive) = (premise, entailed hypothesis) for every entailment pair (MNRL)."""
     nli = as_nli(data)
     rows = [
@@ -420,7 +413,7 @@ def entailment_pairs(data: Any) -> pd.DataFrame:
     )
 
 
-def nli_triplets(data: Any) -> pd.DataFrame:
+def nli_triplets(data: Any) -> DataTable:
     """(anchor, positive, negative) = (premise, entailment, contradiction) triplets.
 
     Rule: premises are grouped by exact text. For every premise with at least one entailment and
@@ -447,13 +440,15 @@ def nli_triplets(data: Any) -> pd.DataFrame:
 
 def supmpn_groups(
     data: Any, num_positives: int = 2, num_negatives: int = 2, seed: int = 0
-) -> pd.DataFrame:
+) -> DataTable:
     """SupMPN groups: one premise (anchor), ``P`` positives and ``Q`` negatives per row.
 
     Columns: ``anchor, positive_1 .. positive_P, negative_1 .. negative_Q``.
 
-    **Our rule** (SupMPN's paper, section 5.2, describes how its authors filled groups; we could
-    not consult it offline, so this is the project's own, stated rule):
+    **Our rule.** Dehghan & Amasyali (2022), section 5.2, take full groups from the premises
+    with five entailments and five contradictions, and pad the others with copies of the anchor
+    (positives) and with entailments or contradictions of other anchors (negatives). This rule
+    keeps a premise's own hypotheses first and pads in the same spirit:
 
     1. Premises are grouped by exact text; a premise without an entailment hypothesis is
        skipped (there is no supervised positive for it). One group per premise.
@@ -509,9 +504,12 @@ def supmpn_groups(
         + [f"negative_{i + 1}" for i in range(num_negatives)]
     )
     columns = {name: [r[i] for r in rows] for i, name in enumerate(names)}
-    frame = _frame(columns, nli, "SupMPN groups, sbert_tutor's padding rule (see supmpn_groups)")
-    frame.attrs.update({"num_positives": num_positives, "num_negatives": num_negatives})
-    return frame
+    return _frame(
+        columns,
+        nli,
+        f"SupMPN groups (P = {num_positives}, Q = {num_negatives}), sbert_tutor's padding rule "
+        "(see supmpn_groups)",
+    )
 
 
 def label_names(ids: Iterable[int]) -> list[str]:

@@ -3,7 +3,8 @@ r"""Semantic Textual Similarity data: STS12-16, STS benchmark, SICK-R (book chap
 Each pair :math:`(s_1, s_2)` carries a gold similarity :math:`y` (0-5 for STS, 1-5 for SICK-R,
 kept as published). Two sources, one API:
 
-* **Local** (``SBERT_TUTOR_DATA`` set): the files of the project's data folder (MANIFEST.md).
+* **Local** (``SBERT_TUTOR_DATA`` set): the files of the data folder (layout:
+  :mod:`sbert_tutor.settings`).
   STS12-16 keep their *subsets* (e.g. STS12 = MSRpar, MSRvid, SMTeuroparl, surprise.OnWN,
   surprise.SMTnews), which the ``mean``/``wmean`` aggregations need.
 * **Hub** (``SBERT_TUTOR_DATA`` unset, online): the ids in :data:`HUB_DATASETS`. The MTEB copies of
@@ -12,7 +13,6 @@ kept as published). Two sources, one API:
 
 from __future__ import annotations
 
-import difflib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +20,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.data._files import load_hub_dataset, local_file, local_root, read_tsv
-from sbert_tutor.validation import check_same_length, check_scores
+from sbert_tutor.data._files import (
+    STS_SUBSET_ROWS,
+    DataFileError,
+    Table,
+    load_hub_dataset,
+    local_file,
+    local_root,
+    read_data_file,
+)
+from sbert_tutor.settings import CHECK_SIZES_ENV, check_sizes
+from sbert_tutor.validation import check_choice, check_same_length, check_scores
 
 logger = logging.getLogger(__name__)
 
@@ -129,11 +138,7 @@ def check_task(name: str) -> str:
     key = str(name).strip().lower().replace("-", "").replace("_", "")
     aliases = {"stsbenchmark": "stsb", "sick": "sickr", "sickrelatedness": "sickr"}
     key = aliases.get(key, key)
-    if key not in STS_TASKS:
-        close = difflib.get_close_matches(key, STS_TASKS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"unknown STS task {name!r}; valid names: {', '.join(STS_TASKS)}.{hint}")
-    return key
+    return check_choice(name, STS_TASKS, "STS task", key=key)
 
 
 def _check_split(task: str, split: str) -> str:
@@ -171,52 +176,60 @@ def load_sts(name: str, split: str = "test", variant: str = "raw") -> STSData:
     return data
 
 
+def _year_files(root: Path, task: str, variant: str) -> list[str]:
+    """The subset files of an STS year, refusing a folder that lacks a published subset."""
+    year = task.upper()
+    relative = f"sts/{variant}/{year}"
+    folder = root / relative
+    present = sorted(p.name for p in folder.glob("*.tsv")) if folder.is_dir() else []
+    if not present:
+        local_file(root, f"{relative}/<subset>.tsv")  # raises, naming the setting
+    known = STS_SUBSET_ROWS[year]
+    missing = [f"{name}.tsv" for name in known if f"{name}.tsv" not in present]
+    if missing and check_sizes():
+        raise DataFileError(
+            f"{folder} lacks {', '.join(missing)}: {DISPLAY_NAMES[task]} has {len(known)} subsets "
+            f"({sum(known.values()):,} pairs), and its 'all' score needs every one. Copy the "
+            f"folder again; if you left subsets out on purpose, set {CHECK_SIZES_ENV}=0."
+        )
+    return [f"{relative}/{name}" for name in present]
+
+
 def _load_local(root: Path, task: str, split: str, variant: str) -> STSData:
-    s1: list[str] = []
-    s2: list[str] = []
-    raw_scores: list[str] = []
-    subsets: list[str] = []
-    labels: list[str] | None = None
+    low, high = SCORE_RANGES[task]
     if task in STS_YEARS:
-        folder = root / "sts" / variant / task.upper()
-        files = tuple(sorted(folder.glob("*.tsv"))) if folder.is_dir() else ()
-        if not files:
-            local_file(
-                root, f"sts/{variant}/{task.upper()}/<subset>.tsv"
-            )  # raises, naming the setting
-        for path in files:
-            for row in read_tsv(path):
-                s1.append(row["sentence1"])
-                s2.append(row["sentence2"])
-                raw_scores.append(row["score"])
-                subsets.append(path.stem)
+        relatives = _year_files(root, task, variant)
+        columns: tuple[str, ...] = ("score", "sentence1", "sentence2")
     elif task == "stsb":
-        files = (local_file(root, f"stsb/sts-{split}.tsv"),)
-        for row in read_tsv(files[0]):
-            s1.append(row["sentence1"])
-            s2.append(row["sentence2"])
-            raw_scores.append(row["score"])
-            subsets.append(DISPLAY_NAMES[task])
+        relatives = [f"stsb/sts-{split}.tsv"]
+        columns = ("score", "sentence1", "sentence2")
     else:  # sickr
         sick_split = {"train": "train", "dev": "trial", "test": "test"}[split]
-        files = (local_file(root, f"sick/SICK_{sick_split}.tsv"),)
-        labels = []
-        for row in read_tsv(files[0]):
-            s1.append(row["sentence_A"])
-            s2.append(row["sentence_B"])
-            raw_scores.append(row["relatedness_score"])
-            labels.append(row["entailment_judgment"])
-            subsets.append(DISPLAY_NAMES[task])
+        relatives = [f"sick/SICK_{sick_split}.tsv"]
+        columns = ("relatedness_score", "sentence_A", "sentence_B", "entailment_judgment")
+    s1: list[str] = []
+    s2: list[str] = []
+    scores: list[float] = []
+    subsets: list[str] = []
+    tables: list[Table] = []
+    for relative in relatives:
+        name = f"{DISPLAY_NAMES[task]} {Path(relative).stem if task in STS_YEARS else split}"
+        table = read_data_file(root, relative, columns, what=name)
+        s1 += table.texts(columns[1])
+        s2 += table.texts(columns[2])
+        scores += table.numbers(columns[0], low=low, high=high)
+        subsets += [Path(relative).stem if task in STS_YEARS else DISPLAY_NAMES[task]] * len(table)
+        tables.append(table)
     return STSData(
         name=task,
         split=split,
         sentences1=s1,
         sentences2=s2,
-        scores=check_scores(raw_scores, name=f"{task} scores"),
+        scores=check_scores(scores, name=f"{task} scores"),
         subsets=subsets,
         source=f"SBERT_TUTOR_DATA={root}",
-        files=files,
-        labels=labels,
+        files=tuple(t.path for t in tables),
+        labels=tables[0].column("entailment_judgment") if task == "sickr" else None,
         score_range=SCORE_RANGES[task],
         meta={"variant": variant} if task in STS_YEARS else {},
     )

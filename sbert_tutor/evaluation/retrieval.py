@@ -44,45 +44,33 @@ Conventions
 from __future__ import annotations
 
 import itertools
-import math
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
-from sbert_tutor.metrics import (
-    METRIC_NAMES,
-    Qrels,
-    Run,
-    average_precision,
-    dcg_at_k,
-    evaluate_run,
-    idcg_at_k,
-    ndcg_at_k,
-    precision_at_k,
-    rank_documents,
-    run_from_topk,
-)
+from sbert_tutor.data.msmarco import MSMarcoData, load_msmarco
+from sbert_tutor.embedding import Encoder
+from sbert_tutor.metrics import METRIC_NAMES, Qrels, Run, evaluate_run, run_from_topk
+from sbert_tutor.provenance import provenance
+from sbert_tutor.results import Result
 
 __all__ = [
     "CorpusEmbeddings",
-    "PUBLISHED_MSMARCO",
+    "MSMarcoResult",
+    "RetrievalResult",
     "encode_corpus",
     "evaluate_msmarco",
     "evaluate_retrieval",
-    "first_relevant_ranks",
     "metrics_table",
-    "ndcg_conventions",
-    "published_msmarco",
-    "ranking_breakdown",
     "retrieval_table",
     "retrieve",
     "select_queries",
-    "top_passages",
 ]
 
 #: Corpora larger than this many passages get a progress bar by default.
@@ -110,6 +98,42 @@ class CorpusEmbeddings:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class RetrievalResult(Result):
+    """A scored run: ``table`` has one row a measure, one column a cutoff :math:`k`.
+
+    Attributes:
+        results: the same numbers flat, ``{"mrr@10": ..., ...}`` (fractions in [0, 1]).
+        run: the rankings scored, ``{qid: {pid: score}}``.
+        n_queries: queries evaluated (those with a relevant passage).
+        relevance_threshold: lowest grade the binary measures count as relevant.
+        n_passages, top_k, score: the search behind the run (``None`` for a given run).
+    """
+
+    results: dict[str, float]
+    run: Run
+    n_queries: int
+    relevance_threshold: int
+    n_passages: int | None = None
+    top_k: int | None = None
+    score: str | None = None
+
+
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class MSMarcoResult(Result):
+    """:func:`evaluate_msmarco`: ``table`` has one row a dataset (sizes, then every measure).
+
+    Attributes:
+        tables: ``{dataset: RetrievalResult}``, one measure x cutoff table each.
+        runs: ``{dataset: run}``.
+        notes: what each dataset's collection is (samples, corpora).
+    """
+
+    tables: dict[str, RetrievalResult] = field(default_factory=dict)
+    runs: dict[str, Run] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------ checks
@@ -193,7 +217,7 @@ def _passages(corpus: Any) -> tuple[Iterator[tuple[str, str]], int | None]:
 
 
 def _encoded_chunks(
-    encoder: Any,
+    encoder: Encoder,
     corpus: Any,
     ids: list[str],
     batch_size: int,
@@ -206,8 +230,6 @@ def _encoded_chunks(
     encoder's own bar (one step per batch) instead. Empty passages cannot be embedded; they are
     skipped (with a warning at the end).
     """
-    from tqdm.auto import tqdm
-
     if (
         isinstance(chunk_size, bool)
         or not isinstance(chunk_size, (int, np.integer))
@@ -246,7 +268,7 @@ def _encoded_chunks(
 
 
 def encode_corpus(
-    encoder: Any,
+    encoder: Encoder,
     corpus: Mapping[str, str] | Any,
     batch_size: int = 64,
     chunk_size: int = 50_000,
@@ -261,16 +283,15 @@ def encode_corpus(
     chunks = list(_encoded_chunks(encoder, corpus, ids, batch_size, chunk_size, show_progress))
     if not chunks:
         raise ValueError("the corpus is empty: there is nothing to encode")
-    describe = getattr(encoder, "describe", None)
     return CorpusEmbeddings(
         ids=ids,
         embeddings=np.concatenate(chunks) if len(chunks) > 1 else chunks[0],
-        model=describe() if callable(describe) else None,
+        model=_model(encoder),
     )
 
 
 def _retrieve(
-    encoder: Any,
+    encoder: Encoder,
     queries: Mapping[str, str],
     corpus: Any,
     top_k: int,
@@ -280,7 +301,7 @@ def _retrieve(
     show_progress: bool | None,
     device: Any,
 ) -> tuple[dict[str, dict[str, float]], int]:
-    from sbert_tutor.search import semantic_search
+    from sbert_tutor.search import semantic_search  # torch: loaded when a search runs
 
     qids = [str(q) for q in queries]
     if not qids:
@@ -307,7 +328,7 @@ def _retrieve(
 
 
 def retrieve(
-    encoder: Any,
+    encoder: Encoder,
     queries: Mapping[str, str],
     corpus: Any,
     top_k: int = 10,
@@ -365,40 +386,57 @@ def metrics_table(results: Mapping[str, float]) -> pd.DataFrame:
 
 def retrieval_table(
     run: Run, qrels: Qrels, ks: Iterable[int] = (1, 5, 10), relevance_threshold: int = 1
-) -> pd.DataFrame:
-    """Score a run: :func:`~sbert_tutor.metrics.evaluate_run` as a :func:`metrics_table`.
-
-    ``table.attrs``: ``results`` (flat ``{"mrr@10": ...}``), ``run``, ``n_queries``,
-    ``relevance_threshold`` and a one-line ``note``.
-    """
+) -> RetrievalResult:
+    """Score a run: :func:`~sbert_tutor.metrics.evaluate_run` as a :func:`metrics_table`, with
+    the flat ``results``, the ``run``, ``n_queries`` and a one-line ``note``."""
     ks = _cutoffs(ks)
     results = evaluate_run(run, qrels, ks, relevance_threshold)
     flat = {k: v for k, v in results.items() if "@" in k}
-    table = metrics_table(flat)
     n_queries = sum(
         1 for docs in qrels.values() if any(g >= relevance_threshold for g in docs.values())
     )
-    table.attrs.update(
-        results=flat,
-        run=dict(run),
-        n_queries=n_queries,
-        relevance_threshold=relevance_threshold,
+    return RetrievalResult(
+        table=metrics_table(flat),
         note=(
             f"fractions in [0, 1], mean over {n_queries} queries; binary measures count grade "
             f">= {relevance_threshold} as relevant, nDCG uses the graded gains; trec_eval "
             "conventions (sbert_tutor.metrics)"
         ),
+        results=flat,
+        run=dict(run),
+        n_queries=n_queries,
+        relevance_threshold=relevance_threshold,
     )
-    return table
 
 
-def _model(encoder: Any) -> dict[str, Any] | None:
+def _search_settings(
+    ks: Sequence[int],
+    top_k: int,
+    score: str,
+    passages: int,
+    batch_size: int,
+    corpus_chunk_size: int,
+    **more: Any,
+) -> dict[str, Any]:
+    """The search settings recorded in a result's provenance."""
+    return {
+        "ks": list(ks),
+        "top_k": top_k,
+        "score": score,
+        **more,
+        "passages": passages,
+        "batch_size": batch_size,
+        "corpus_chunk_size": corpus_chunk_size,
+    }
+
+
+def _model(encoder: Encoder) -> dict[str, Any] | None:
     describe = getattr(encoder, "describe", None)
     return describe() if callable(describe) else None
 
 
 def evaluate_retrieval(
-    encoder: Any,
+    encoder: Encoder,
     queries: Mapping[str, str],
     corpus: Any,
     qrels: Qrels,
@@ -412,7 +450,7 @@ def evaluate_retrieval(
     device: Any = None,
     data_files: Iterable[str | Path] = (),
     **provenance_extra: Any,
-) -> pd.DataFrame:
+) -> RetrievalResult:
     r"""Retrieve with an encoder and score the rankings against the qrels.
 
     Args:
@@ -434,16 +472,15 @@ def evaluate_retrieval(
         **provenance_extra: anything else to record (e.g. ``dataset="trec-dl19"``).
 
     Returns:
-        One row a measure (precision, accuracy, recall, mrr, ndcg, map), one column a cutoff
-        :math:`k`; fractions in :math:`[0, 1]`. ``table.attrs``: ``results`` (flat
-        ``{"mrr@10": ...}``), ``run`` (``{qid: {pid: score}}``), ``n_queries``, ``n_passages``,
-        ``top_k``, ``score``, ``relevance_threshold``, ``note`` and ``provenance``.
+        A :class:`RetrievalResult`: ``table`` has one row a measure (precision, accuracy,
+        recall, mrr, ndcg, map), one column a cutoff :math:`k` (fractions in :math:`[0, 1]`);
+        ``results`` (flat ``{"mrr@10": ...}``), ``run`` (``{qid: {pid: score}}``),
+        ``n_queries``, ``n_passages``, ``top_k``, ``score``, ``relevance_threshold``, ``note``
+        and ``provenance``.
 
     Raises:
         ValueError: bad cutoffs, ``top_k < max(ks)``, or no query with a relevant passage.
     """
-    from sbert_tutor.provenance import provenance
-
     ks = _cutoffs(ks)
     top_k = _check_top_k(top_k, ks)
     eval_queries, eval_qrels = select_queries(queries, qrels, relevance_threshold)
@@ -458,29 +495,33 @@ def evaluate_retrieval(
         show_progress,
         device,
     )
-    table = retrieval_table(run, eval_qrels, ks, relevance_threshold)
-    table.attrs.update(n_passages=n_passages, top_k=top_k, score=score)
-    table.attrs["note"] += f"; {n_passages:,} passages, top_k={top_k}, score={score}"
-    table.attrs["provenance"] = provenance(
-        data_files=data_files,
-        model=_model(encoder),
-        retrieval={
-            "ks": list(ks),
-            "top_k": top_k,
-            "score": score,
-            "relevance_threshold": relevance_threshold,
-            "queries": len(eval_queries),
-            "passages": n_passages,
-            "batch_size": batch_size,
-            "corpus_chunk_size": corpus_chunk_size,
-        },
-        **provenance_extra,
+    scored = retrieval_table(run, eval_qrels, ks, relevance_threshold)
+    return replace(
+        scored,
+        note=f"{scored.note}; {n_passages:,} passages, top_k={top_k}, score={score}",
+        provenance=provenance(
+            data_files=data_files,
+            model=_model(encoder),
+            retrieval=_search_settings(
+                ks,
+                top_k,
+                score,
+                n_passages,
+                batch_size,
+                corpus_chunk_size,
+                relevance_threshold=relevance_threshold,
+                queries=len(eval_queries),
+            ),
+            **provenance_extra,
+        ),
+        n_passages=n_passages,
+        top_k=top_k,
+        score=score,
     )
-    return table
 
 
 def evaluate_msmarco(
-    encoder: Any,
+    encoder: Encoder,
     datasets: Sequence[Any] = ("msmarco-dev-subset", "trec-dl19"),
     corpus: str | None = None,
     ks: Iterable[int] = (1, 5, 10),
@@ -490,7 +531,7 @@ def evaluate_msmarco(
     corpus_chunk_size: int = 50_000,
     show_progress: bool | None = None,
     device: Any = None,
-) -> pd.DataFrame:
+) -> MSMarcoResult:
     """Evaluate several MS MARCO datasets that share a corpus, encoding the corpus **once**.
 
     The queries of all datasets are searched in one pass over the corpus (streamed, so this
@@ -504,15 +545,13 @@ def evaluate_msmarco(
         Other arguments: as in :func:`evaluate_retrieval`.
 
     Returns:
-        One row a dataset: its sizes, then every ``metric@k`` (fractions). ``attrs``:
-        ``tables`` (``{dataset: metric x k table}``), ``runs``, ``notes`` and ``provenance``.
+        An :class:`MSMarcoResult`: ``table`` has one row a dataset (its sizes, then every
+        ``metric@k``, fractions); ``tables`` (``{dataset: RetrievalResult}``), ``runs``,
+        ``notes``, ``note`` and ``provenance``.
 
     Raises:
         ValueError: the datasets do not share one corpus, or a query id has two texts.
     """
-    from sbert_tutor.data.msmarco import MSMarcoData, load_msmarco
-    from sbert_tutor.provenance import provenance
-
     ks = _cutoffs(ks)
     top_k = _check_top_k(top_k, ks)
     records = [d if isinstance(d, MSMarcoData) else load_msmarco(d, corpus) for d in datasets]
@@ -545,9 +584,15 @@ def evaluate_msmarco(
     rows, tables, runs = [], {}, {}
     for r, (qs, qrels) in zip(records, selected, strict=True):
         sub_run = {q: run[q] for q in qs if q in run}
-        table = retrieval_table(sub_run, qrels, ks, r.relevance_threshold)
-        table.attrs["note"] += f"; {n_passages:,} passages ({r.corpus_name}), top_k={top_k}"
-        tables[r.name], runs[r.name] = table, sub_run
+        scored = retrieval_table(sub_run, qrels, ks, r.relevance_threshold)
+        tables[r.name] = replace(
+            scored,
+            note=f"{scored.note}; {n_passages:,} passages ({r.corpus_name}), top_k={top_k}",
+            n_passages=n_passages,
+            top_k=top_k,
+            score=score,
+        )
+        runs[r.name] = sub_run
         rows.append(
             {
                 "dataset": r.name,
@@ -555,31 +600,23 @@ def evaluate_msmarco(
                 "passages": n_passages,
                 "queries": len(qs),
                 "relevant if grade >=": r.relevance_threshold,
-                **table.attrs["results"],
+                **scored.results,
             }
         )
-    summary = pd.DataFrame(rows).set_index("dataset")
     notes = sorted({n for r in records for n in r.notes})
-    summary.attrs.update(
-        tables=tables,
-        runs=runs,
-        notes=notes,
+    return MSMarcoResult(
+        table=pd.DataFrame(rows).set_index("dataset"),
         note=f"fractions in [0, 1]; score={score}, top_k={top_k}; " + "; ".join(notes),
         provenance=provenance(
             data_files=sorted({str(f) for r in records for f in r.files}),
             model=_model(encoder),
             datasets=[r.describe() for r in records],
-            retrieval={
-                "ks": list(ks),
-                "top_k": top_k,
-                "score": score,
-                "passages": n_passages,
-                "batch_size": batch_size,
-                "corpus_chunk_size": corpus_chunk_size,
-            },
+            retrieval=_search_settings(ks, top_k, score, n_passages, batch_size, corpus_chunk_size),
         ),
+        tables=tables,
+        runs=runs,
+        notes=notes,
     )
-    return summary
 
 
 def _same_corpus(a: Any, b: Any) -> bool:
@@ -590,160 +627,3 @@ def _same_corpus(a: Any, b: Any) -> bool:
     return getattr(a, "source", None) is not None and getattr(a, "source", None) == getattr(
         b, "source", None
     )
-
-
-# ------------------------------------------------------------------------------ teaching aids
-
-
-def ranking_breakdown(
-    ranking: Sequence[str], judgements: Mapping[str, int], relevance_threshold: int = 1
-) -> pd.DataFrame:
-    r"""Every quantity of the measures, rank by rank, for one ranked list (chapter 4).
-
-    Columns: ``docid``, ``grade`` :math:`g(d_i)`, ``rel`` :math:`\mathrm{rel}_i`,
-    ``P@i``, ``rel*P@i`` (the terms of AP), ``AP@i``, ``discount`` :math:`1/\log_2(i+1)`, ``gain*discount``,
-    ``DCG@i``, ``IDCG@i`` and ``nDCG@i``, each computed by :mod:`sbert_tutor.metrics`.
-    """
-    if isinstance(ranking, str):
-        raise TypeError("ranking must be a sequence of document ids, not a single string")
-    rows = []
-    for i, doc in enumerate(ranking, start=1):
-        grade = int(judgements.get(doc, 0))
-        rel = int(grade >= relevance_threshold)
-        p_i = precision_at_k(ranking, judgements, i, relevance_threshold)
-        rows.append(
-            {
-                "rank": i,
-                "docid": doc,
-                "grade": grade,
-                "rel": rel,
-                "P@i": p_i,
-                "rel*P@i": rel * p_i,
-                "AP@i": average_precision(ranking, judgements, i, relevance_threshold),
-                "discount": 1.0 / math.log2(i + 1),
-                "gain*discount": max(grade, 0) / math.log2(i + 1),
-                "DCG@i": dcg_at_k(ranking, judgements, i),
-                "IDCG@i": idcg_at_k(judgements, i),
-                "nDCG@i": ndcg_at_k(ranking, judgements, i),
-            }
-        )
-    return pd.DataFrame(rows).set_index("rank")
-
-
-def ndcg_conventions(
-    run: Run, qrels: Qrels, k: int = 10, relevance_threshold: int = 1
-) -> pd.DataFrame:
-    r"""Mean nDCG@k under the two ideal rankings, for the run and for a perfect ranking.
-
-    Rows: ``"trec"`` (IDCG from the judged grades, ``trec_eval``) and ``"all_relevant"`` (IDCG
-    as if every query had at least ``k`` relevant passages, the *Distance Dilemma* convention;
-    :func:`sbert_tutor.metrics.idcg_at_k`). Columns: ``"this run"`` and ``"perfect ranking"``
-    (the judged passages sorted by grade): the best any system can score. Mean over the queries
-    with a relevant passage (grade ``>= relevance_threshold``), as :func:`evaluate_run`.
-    """
-    queries = [
-        q for q, docs in qrels.items() if any(g >= relevance_threshold for g in docs.values())
-    ]
-    if not queries:
-        raise ValueError(f"no query has a passage with grade >= {relevance_threshold}")
-    out = {}
-    for idcg in ("trec", "all_relevant"):
-        ours = [ndcg_at_k(rank_documents(run.get(q, {})), qrels[q], k, idcg) for q in queries]
-        best = [
-            ndcg_at_k(rank_documents({d: float(g) for d, g in qrels[q].items()}), qrels[q], k, idcg)
-            for q in queries
-        ]
-        out[idcg] = {
-            "this run": math.fsum(ours) / len(ours),
-            "perfect ranking": math.fsum(best) / len(best),
-        }
-    table = pd.DataFrame.from_dict(out, orient="index")
-    table.index.name = f"IDCG@{k}"
-    return table
-
-
-def first_relevant_ranks(run: Run, qrels: Qrels, relevance_threshold: int = 1) -> pd.Series:
-    """Rank (1-based) of the first relevant passage of every evaluated query; NaN if not retrieved.
-
-    Its reciprocal, with NaN as 0, averages to the uncut MRR of the run.
-    """
-    ranks = {}
-    for q, docs in qrels.items():
-        if not any(g >= relevance_threshold for g in docs.values()):
-            continue
-        ranking = rank_documents(run.get(q, {}))
-        ranks[q] = next(
-            (i for i, d in enumerate(ranking, start=1) if docs.get(d, 0) >= relevance_threshold),
-            math.nan,
-        )
-    series = pd.Series(ranks, dtype=float, name="first relevant rank")
-    series.index.name = "qid"
-    return series
-
-
-def top_passages(
-    run: Run,
-    qid: str,
-    corpus: Mapping[str, str] | None = None,
-    qrels: Qrels | None = None,
-    n: int = 5,
-    width: int = 160,
-) -> pd.DataFrame:
-    """The ``n`` best passages of one query: rank, pid, score, judged grade, text (shortened)."""
-    if qid not in run:
-        raise KeyError(f"query {qid!r} is not in the run")
-    ranking = rank_documents(run[qid])[:n]
-    grades = (qrels or {}).get(qid, {})
-    rows = []
-    for i, pid in enumerate(ranking, start=1):
-        text = corpus.get(pid) if isinstance(corpus, Mapping) else None
-        if text is not None and len(text) > width:
-            text = text[: width - 3] + "..."
-        rows.append(
-            {
-                "rank": i,
-                "pid": pid,
-                "score": run[qid][pid],
-                "grade": grades.get(pid, "unjudged"),
-                "passage": text,
-            }
-        )
-    return pd.DataFrame(rows).set_index("rank")
-
-
-# ------------------------------------------------------------------------------ published
-
-#: Published full-collection numbers (fractions), never computed here. The nDCG@10 column is
-#: labelled "NDCG@10 (TREC DL 19 Reranking)" in the source.
-PUBLISHED_MSMARCO: dict[str, tuple[float, float, str]] = {
-    "msmarco-MiniLM-L6-cos-v5": (
-        0.3227,
-        0.6746,
-        "SBERT.net documentation, Pretrained Models > MSMARCO Models (msmarco-v5)",
-    ),
-    "BM25 (ElasticSearch)": (
-        0.1729,
-        0.4546,
-        "SBERT.net documentation, Pretrained Models > MSMARCO Models (Version 3)",
-    ),
-}
-
-
-def published_msmarco() -> pd.DataFrame:
-    """Published MS MARCO numbers on the **full 8.8M collection**, labelled with their source.
-
-    ``msmarco-MiniLM-L6-cos-v5`` is a sibling of ``all-MiniLM-L6-v2`` (same 6-layer MiniLM,
-    trained on MS MARCO only); no attributable full-collection number for ``all-MiniLM-L6-v2``
-    itself is included. Published as percentages; stored here as fractions.
-    """
-    frame = pd.DataFrame.from_dict(
-        PUBLISHED_MSMARCO,
-        orient="index",
-        columns=["mrr@10 (MS MARCO dev, full)", "ndcg@10 (TREC DL19)", "source"],
-    )
-    frame.index.name = "model (published)"
-    frame.attrs["note"] = (
-        "published numbers on the full 8,841,823-passage collection, not computed here; the "
-        "source labels the DL19 column 'NDCG@10 (TREC DL 19 Reranking)'"
-    )
-    return frame

@@ -17,25 +17,41 @@ aggregation a number is.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.stats import pearsonr, spearmanr
+from tqdm.auto import tqdm
 
 from sbert_tutor.data.sts import DISPLAY_NAMES, STS_TASKS, STS_YEARS, STSData, check_task, load_sts
+from sbert_tutor.embedding import Encoder, encode_unique
+from sbert_tutor.provenance import provenance
+from sbert_tutor.results import Result
 from sbert_tutor.similarity import paired_cosine
+from sbert_tutor.validation import check_choice
 
 AGGREGATIONS = ("all", "mean", "wmean")
 
 
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class STSResult(Result):
+    """:func:`evaluate_sts`: one row a task (and ``avg``) of one aggregation.
+
+    Attributes:
+        aggregation: which aggregation the table shows (``all``, ``mean`` or ``wmean``).
+        details: ``{task: block}`` with every aggregation and per-subset value
+            (:func:`score_pairs`), for :func:`aggregations_table` and :func:`subsets_table`.
+    """
+
+    aggregation: str
+    details: dict[str, Any]
+
+
 def check_aggregation(aggregation: str) -> str:
     """Return ``aggregation`` if valid, else raise ``ValueError`` listing the valid ones."""
-    if aggregation not in AGGREGATIONS:
-        raise ValueError(
-            f"unknown aggregation {aggregation!r}; choose one of {', '.join(AGGREGATIONS)}"
-        )
-    return aggregation
+    return check_choice(aggregation, AGGREGATIONS, "aggregation", key=aggregation)
 
 
 def parse_tasks(tasks: str | Iterable[str]) -> list[str]:
@@ -86,19 +102,21 @@ def score_pairs(data: STSData, predicted: np.ndarray) -> dict[str, Any]:
 
 
 def predict_similarity(
-    encoder: Any, data: STSData, batch_size: int = 64, show_progress: bool | None = None
+    encoder: Encoder, data: STSData, batch_size: int = 64, show_progress: bool | None = None
 ) -> np.ndarray:
     """:math:`\\cos(u, v)` for every pair, encoding each distinct sentence once."""
-    unique = list(dict.fromkeys([*data.sentences1, *data.sentences2]))
-    position = {s: i for i, s in enumerate(unique)}
-    emb = encoder.encode(unique, batch_size=batch_size, show_progress=show_progress)
-    u = emb[[position[s] for s in data.sentences1]]
-    v = emb[[position[s] for s in data.sentences2]]
-    return paired_cosine(u, v)
+    n = len(data.sentences1)
+    emb = encode_unique(
+        encoder,
+        [*data.sentences1, *data.sentences2],
+        batch_size=batch_size,
+        show_progress=show_progress,
+    )
+    return paired_cosine(emb[:n], emb[n:])
 
 
 def evaluate_sts_details(
-    encoder: Any,
+    encoder: Encoder,
     tasks: str | Sequence[str] = "all",
     split: str = "test",
     variant: str = "raw",
@@ -109,8 +127,6 @@ def evaluate_sts_details(
 
     ``block`` is described in :func:`score_pairs`; this is the structure the CLI writes as JSON.
     """
-    from tqdm.auto import tqdm
-
     names = parse_tasks(tasks)
     results: dict[str, Any] = {}
     files: list[str] = []
@@ -150,22 +166,21 @@ def results_table(results: dict[str, Any], aggregation: str = "all") -> pd.DataF
             "n": int(table["n"].sum()),
             "subsets": int(table["subsets"].sum()),
         }
-    table.attrs["aggregation"] = aggregation
-    table.attrs["note"] = (
-        f"Spearman and Pearson x100 of cosine similarity vs gold; aggregation={aggregation!r}"
-    )
     return table
 
 
+def results_note(aggregation: str) -> str:
+    """The one-line note of an STS table."""
+    return f"Spearman and Pearson x100 of cosine similarity vs gold; aggregation={aggregation!r}"
+
+
 def aggregations_table(results: dict[str, Any], metric: str = "spearman") -> pd.DataFrame:
-    """One row a task, one column an aggregation (``all``, ``mean``, ``wmean``) of ``metric``."""
+    """One row a task, one column an aggregation of ``metric`` (x100): ``all`` = concatenated
+    subsets, ``mean`` / ``wmean`` = (weighted) mean of the per-subset values."""
     frame = pd.DataFrame(
         {DISPLAY_NAMES.get(task, task): block[metric] for task, block in results.items()}
     ).T[list(AGGREGATIONS)]
     frame.index.name = "task"
-    frame.attrs["note"] = (
-        f"{metric} x100; 'all' = concatenated subsets, 'mean' / 'wmean' = (weighted) mean of subsets"
-    )
     return frame
 
 
@@ -180,14 +195,14 @@ def subsets_table(results: dict[str, Any]) -> pd.DataFrame:
 
 
 def evaluate_sts(
-    encoder: Any,
+    encoder: Encoder,
     tasks: str | Sequence[str] = "all",
     aggregation: str = "all",
     split: str = "test",
     variant: str = "raw",
     batch_size: int = 64,
     show_progress: bool | None = None,
-) -> pd.DataFrame:
+) -> STSResult:
     """Spearman/Pearson x100 of an encoder on STS tasks, as a tidy table.
 
     Args:
@@ -198,22 +213,23 @@ def evaluate_sts(
         variant: STS12-16 text, ``"raw"`` or ``"senteval_tok"``.
 
     Returns:
-        One row per task (and an ``avg`` row), with the aggregation stated in a column and in
-        ``table.attrs``. ``table.attrs["details"]`` keeps all aggregations and per-subset values,
-        ``table.attrs["provenance"]`` how the numbers were made.
+        An :class:`STSResult`: ``table`` has one row per task (and an ``avg`` row) with the
+        aggregation stated in a column; ``details`` keeps all aggregations and per-subset
+        values, ``provenance`` how the numbers were made.
     """
-    from sbert_tutor.provenance import provenance
-
     check_aggregation(aggregation)
     details = evaluate_sts_details(encoder, tasks, split, variant, batch_size, show_progress)
-    table = results_table(details["results"], aggregation)
-    table.attrs["details"] = details["results"]
     describe = getattr(encoder, "describe", None)
-    table.attrs["provenance"] = provenance(
-        data_files=details["files"],
-        model=describe() if callable(describe) else None,
-        data_sources=details["sources"],
-        split=split,
-        variant=variant,
+    return STSResult(
+        table=results_table(details["results"], aggregation),
+        note=results_note(aggregation),
+        provenance=provenance(
+            data_files=details["files"],
+            model=describe() if callable(describe) else None,
+            data_sources=details["sources"],
+            split=split,
+            variant=variant,
+        ),
+        aggregation=aggregation,
+        details=details["results"],
     )
-    return table

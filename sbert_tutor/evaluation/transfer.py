@@ -62,6 +62,8 @@ from sbert_tutor.data.senteval import (
     load_transfer,
     parse_transfer_tasks,
 )
+from sbert_tutor.results import Result
+from sbert_tutor.validation import check_choice
 
 #: L2 strengths per training item tried by validation: SentEval's weight-decay grid.
 L2_GRID: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
@@ -143,9 +145,8 @@ def _one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _check_classifier(classifier: str) -> None:
-    if classifier not in CLASSIFIERS:
-        raise ValueError(f"classifier must be one of {CLASSIFIERS}, got {classifier!r}")
+def _check_classifier(classifier: str) -> str:
+    return check_choice(classifier, CLASSIFIERS, "classifier", key=classifier)
 
 
 def _describe_classifier(classifier: str) -> str:
@@ -578,8 +579,8 @@ def evaluate_task(
 
 
 # ----------------------------------------------------------------------------------- results
-@dataclass(frozen=True)
-class TransferResult:
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class TransferResult(Result):
     """The seven-task table with the details and provenance that made it.
 
     Attributes:
@@ -587,18 +588,11 @@ class TransferResult:
             validation accuracy L2 was chosen on), ``n_train``, ``n_dev``, ``n_test``,
             ``protocol``; an ``avg`` row (mean accuracy) when several tasks.
         tasks: per-task :class:`TaskResult` (chosen L2 per fold, timings, sources).
+        note: what the numbers are (accuracy x100, which probe).
         provenance: how the numbers were made (:func:`sbert_tutor.provenance.provenance`).
     """
 
-    table: pd.DataFrame
-    tasks: dict[str, TaskResult]
-    provenance: dict[str, Any]
-
-    def __repr__(self) -> str:
-        return repr(self.table)
-
-    def _repr_html_(self) -> str:
-        return self.table._repr_html_()
+    tasks: dict[str, TaskResult] = field(default_factory=dict)
 
     def timing(self) -> pd.DataFrame:
         """Seconds per task: encoding and classifier, with the number of sentences encoded."""
@@ -733,4 +727,8 @@ def evaluate_transfer(
             "n_jobs": n_jobs if classifier == "lbfgs" else None,
         },
     )
-    return TransferResult(table=results_table(results), tasks=results, provenance=record)
+    note = (
+        "accuracy x100 of a logistic regression on frozen embeddings, SentEval's protocol; probe: "
+        + ("SentEval's (Adam, early stopping)" if classifier == "senteval" else "L-BFGS, converged")
+    )
+    return TransferResult(table=results_table(results), tasks=results, note=note, provenance=record)

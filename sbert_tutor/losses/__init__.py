@@ -1,12 +1,14 @@
 """Training objectives for sentence embeddings, as pure functions on embedding tensors.
 
 Every function takes precomputed embeddings (``[N, d]``, or ``[N, K, d]`` for groups) and returns
-the mean loss over the batch. ``sbert_tutor.losses.modules`` wraps each one in an ``nn.Module``.
+the mean loss over the batch, so each can be tested and taught without a transformer.
+:mod:`sbert_tutor.training.objectives` turns a batch of texts into these embeddings and calls
+them (one registered objective per function).
 
 * ``cosine_regression`` -- SBERT regression: MSE of cos(u, v) vs. the rescaled gold score
 * ``softmax_classification`` -- SBERT classification: softmax over (u, v, |u-v|) (NLI)
 * ``triplet`` -- SBERT triplet: max(d(a, p) - d(a, n) + margin, 0)
-* ``ce_score_regression`` -- "Distance Dilemma" Siamese objective on cross-encoder scores
+* ``ce_score_regression`` -- the Siamese objective on cross-encoder scores (Rygaard et al.)
 * ``multiple_negatives_ranking`` -- MNRL / InfoNCE with in-batch (and hard) negatives
 * ``supmpn`` -- SupMPN: multiple positives and negatives per anchor
 * ``in_batch_contrastive`` -- in-batch contrastive objective (= MNRL without hard negatives)
@@ -16,18 +18,11 @@ from sbert_tutor.losses.classification import (
     DEFAULT_FEATURES,
     VALID_FEATURES,
     SoftmaxClassifier,
+    check_features,
     concat_features,
     feature_dim,
+    feature_label,
     softmax_classification,
-)
-from sbert_tutor.losses.modules import (
-    CEScoreRegressionLoss,
-    CosineRegressionLoss,
-    InBatchContrastiveLoss,
-    MultipleNegativesRankingLoss,
-    SoftmaxClassificationLoss,
-    SupMPNLoss,
-    TripletLoss,
 )
 from sbert_tutor.losses.ranking import (
     cosine_matrix,
@@ -36,25 +31,26 @@ from sbert_tutor.losses.ranking import (
     supmpn,
 )
 from sbert_tutor.losses.regression import ce_score_regression, cosine_regression
-from sbert_tutor.losses.triplet_margin import TRIPLET_DISTANCES, pairwise_distance, triplet
+from sbert_tutor.losses.triplet_margin import (
+    TRIPLET_DISTANCES,
+    TRIPLET_MARGIN,
+    pairwise_distance,
+    triplet,
+)
 
 __all__ = [
     "DEFAULT_FEATURES",
     "TRIPLET_DISTANCES",
+    "TRIPLET_MARGIN",
     "VALID_FEATURES",
-    "CEScoreRegressionLoss",
-    "CosineRegressionLoss",
-    "InBatchContrastiveLoss",
-    "MultipleNegativesRankingLoss",
-    "SoftmaxClassificationLoss",
     "SoftmaxClassifier",
-    "SupMPNLoss",
-    "TripletLoss",
     "ce_score_regression",
+    "check_features",
     "concat_features",
     "cosine_matrix",
     "cosine_regression",
     "feature_dim",
+    "feature_label",
     "in_batch_contrastive",
     "multiple_negatives_ranking",
     "pairwise_distance",

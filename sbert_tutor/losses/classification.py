@@ -19,8 +19,10 @@ __all__ = [
     "DEFAULT_FEATURES",
     "VALID_FEATURES",
     "SoftmaxClassifier",
+    "check_features",
     "concat_features",
     "feature_dim",
+    "feature_label",
     "softmax_classification",
 ]
 
@@ -30,7 +32,8 @@ VALID_FEATURES: tuple[str, ...] = ("u", "v", "|u-v|", "u*v")
 DEFAULT_FEATURES: tuple[str, ...] = ("u", "v", "|u-v|")
 
 
-def _check_features(features: Sequence[str]) -> tuple[str, ...]:
+def check_features(features: Sequence[str]) -> tuple[str, ...]:
+    """The feature names as a tuple, or a ``ValueError`` naming the unknown or repeated ones."""
     if isinstance(features, str):  # a lone "u" would otherwise be iterated character by character
         features = (features,)
     features = tuple(features)
@@ -44,6 +47,11 @@ def _check_features(features: Sequence[str]) -> tuple[str, ...]:
     if len(set(features)) != len(features):
         raise ValueError(f"features must not repeat a feature, got {list(features)}.")
     return features
+
+
+def feature_label(features: Sequence[str]) -> str:
+    """How a feature set is written in tables: ``("u", "v", "|u-v|")`` -> ``"(u, v, |u-v|)"``."""
+    return "(" + ", ".join(check_features(features)) + ")"
 
 
 def feature_dim(d: int, features: Sequence[str] = DEFAULT_FEATURES) -> int:
@@ -64,7 +72,7 @@ def feature_dim(d: int, features: Sequence[str] = DEFAULT_FEATURES) -> int:
     """
     if int(d) != d or d < 1:
         raise ValueError(f"d must be a positive integer (the embedding dimension), got {d!r}.")
-    return len(_check_features(features)) * int(d)
+    return len(check_features(features)) * int(d)
 
 
 def concat_features(u: Tensor, v: Tensor, features: Sequence[str] = DEFAULT_FEATURES) -> Tensor:
@@ -90,7 +98,7 @@ def concat_features(u: Tensor, v: Tensor, features: Sequence[str] = DEFAULT_FEAT
         >>> concat_features(u, v, ("|u-v|", "u*v"))
         tensor([[2., 1., 3., 2.]])
     """
-    features = _check_features(features)
+    features = check_features(features)
     _check_same_2d(u=u, v=v)
     parts = {"u": lambda: u, "v": lambda: v, "|u-v|": lambda: (u - v).abs(), "u*v": lambda: u * v}
     return torch.cat([parts[f]() for f in features], dim=-1)
@@ -119,7 +127,7 @@ class SoftmaxClassifier(nn.Module):
         super().__init__()
         if int(num_labels) != num_labels or num_labels < 1:
             raise ValueError(f"num_labels must be a positive integer, got {num_labels!r}.")
-        self.features = _check_features(features)
+        self.features = check_features(features)
         self.embedding_dim = int(embedding_dim)
         self.num_labels = int(num_labels)
         self.linear = nn.Linear(feature_dim(embedding_dim, self.features), self.num_labels)
@@ -179,7 +187,7 @@ def softmax_classification(
         >>> loss.shape, bool(loss > 0)
         (torch.Size([]), True)
     """
-    features = _check_features(features)
+    features = check_features(features)
     n, d = _check_same_2d(u=u, v=v)
     labels = torch.as_tensor(labels)
     if labels.shape != torch.Size([n]):

@@ -2,8 +2,9 @@ r"""Regression objectives: fit a similarity between two embeddings to a gold sco
 
 * :func:`cosine_regression` -- the SBERT regression objective (Reimers & Gurevych, 2019):
   mean squared error between :math:`\cos(u_i, v_i)` and the gold score rescaled to :math:`[0, 1]`.
-* :func:`ce_score_regression` -- the Siamese objective of the "Distance Dilemma" paper:
-  a bi-encoder similarity is regressed onto a cross-encoder's (sigmoid) score.
+* :func:`ce_score_regression` -- the Siamese objective of Rygaard, Bramsløw, Jensen and Bagger
+  ("Distance Dilemma", n.d.): a bi-encoder similarity is regressed onto a cross-encoder's
+  (sigmoid) score.
 
 The module also holds the small shape checks shared by the other loss modules.
 """
@@ -140,11 +141,11 @@ def cosine_regression(
 def ce_score_regression(
     q: Tensor,
     d: Tensor,
-    ce_logits: Tensor,
+    ce_scores: Tensor,
     similarity: str = "cosine",
 ) -> Tensor:
-    r"""Siamese objective of the "Distance Dilemma" paper: regress a bi-encoder score onto a
-    cross-encoder's score.
+    r"""Siamese objective of Rygaard et al. ("Distance Dilemma", n.d.): regress a bi-encoder score
+    onto a cross-encoder's score.
 
     With the cross-encoder's probability :math:`y_i = \sigma(z_i)` for the logit :math:`z_i`:
 
@@ -161,23 +162,25 @@ def ce_score_regression(
     Args:
         q: Query embeddings.
         d: Document (passage) embeddings, one per query.
-        ce_logits: Raw cross-encoder logits :math:`z_i` for the pairs (the sigmoid is applied
-            here). They are targets: pass them detached (e.g. from a frozen teacher).
+        ce_scores: The cross-encoder's raw scores (logits) :math:`z_i` for the pairs (the
+            sigmoid is applied here). They are targets: pass them detached (e.g. from a frozen
+            teacher).
         similarity: ``"cosine"`` or ``"euclidean"``.
 
     Returns:
         Scalar loss (mean over the batch).
 
     Inputs:
-        ``q``, ``d``: ``[N, d]``; ``ce_logits``: ``[N]`` (or ``[N, 1]``, a cross-encoder's usual
+        ``q``, ``d``: ``[N, d]``; ``ce_scores``: ``[N]`` (or ``[N, 1]``, a cross-encoder's usual
         output).
 
     Raises:
         ValueError: shape mismatch, NaN logits, or an unknown ``similarity``.
 
     Reference:
-        "The Distance Dilemma" -- Siamese vs. Triplet SBERT for information retrieval
-        (Siamese objective with cross-encoder labels).
+        Rygaard, Bramsløw, Jensen, Bagger (n.d.), "Distance Dilemma: Siamese vs. Triplet SBERT
+        Networks for Information Retrieval", Technical University of Denmark (the Siamese
+        objective with cross-encoder labels).
 
     Example:
         >>> q = torch.tensor([[1.0, 0.0]])
@@ -190,8 +193,8 @@ def ce_score_regression(
     n, _ = _check_same_2d(q=q, d=d)
     if similarity not in ("cosine", "euclidean"):
         raise ValueError(f"similarity must be 'cosine' or 'euclidean', got {similarity!r}.")
-    ce_logits = _check_targets("ce_logits", ce_logits, n)
-    y = torch.sigmoid(ce_logits.to(device=q.device, dtype=q.dtype))
+    ce_scores = _check_targets("ce_scores", ce_scores, n)
+    y = torch.sigmoid(ce_scores.to(device=q.device, dtype=q.dtype))
     if similarity == "cosine":
         pred = F.relu(F.cosine_similarity(q, d, dim=-1))
         return ((y - pred) ** 2).mean()

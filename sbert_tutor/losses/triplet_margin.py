@@ -8,10 +8,14 @@ from torch import Tensor
 
 from sbert_tutor.losses.regression import _check_same_2d
 
-__all__ = ["TRIPLET_DISTANCES", "pairwise_distance", "triplet"]
+__all__ = ["TRIPLET_DISTANCES", "TRIPLET_MARGIN", "pairwise_distance", "triplet"]
 
 #: The distances :func:`triplet` accepts.
 TRIPLET_DISTANCES: tuple[str, ...] = ("euclidean", "cosine")
+#: The default margin :math:`\varepsilon` of the triplet loss and objective: the SBERT paper's
+#: :math:`\varepsilon = 1` with Euclidean distance (sentence-transformers' ``TripletLoss``
+#: defaults to 5).
+TRIPLET_MARGIN = 1.0
 
 
 def pairwise_distance(x: Tensor, y: Tensor, distance: str = "euclidean") -> Tensor:
@@ -38,7 +42,7 @@ def triplet(
     positive: Tensor,
     negative: Tensor,
     distance: str = "euclidean",
-    margin: float = 5.0,
+    margin: float = TRIPLET_MARGIN,
 ) -> Tensor:
     r"""SBERT triplet objective (hinge on the distance gap).
 
@@ -55,9 +59,10 @@ def triplet(
         positive: Positive embeddings :math:`p_i` (should be close to the anchor).
         negative: Negative embeddings :math:`n_i` (should be far from the anchor).
         distance: ``"euclidean"`` or ``"cosine"``.
-        margin: :math:`\varepsilon`. The default 5.0 is sentence-transformers' ``TripletLoss``
-            default; the SBERT paper used :math:`\varepsilon = 1` with Euclidean distance. With
-            ``"cosine"`` the distance gap lies in :math:`[-2, 2]`, so use a margin well below 2.
+        margin: :math:`\varepsilon`; the default :data:`TRIPLET_MARGIN` = 1 is the SBERT
+            paper's (with Euclidean distance; sentence-transformers' ``TripletLoss`` defaults to
+            5). With ``"cosine"`` the distance gap lies in :math:`[-2, 2]`, so use a margin well
+            below 2.
 
     Returns:
         Scalar loss (mean over the batch).

@@ -1,7 +1,10 @@
 """Training sentence encoders: one trainer, pluggable objectives, reproducible runs.
 
 * :mod:`.objectives` -- how a batch of examples becomes a loss (cosine, softmax, triplet, mnrl,
-  supmpn, ce, contrastive), each calling a pure function of :mod:`sbert_tutor.losses`;
+  supmpn, ce_score, contrastive), each calling a pure function of :mod:`sbert_tutor.losses`;
+  :data:`~.objectives.OBJECTIVES` is the registry of loss names (add one with
+  :func:`~.objectives.register_objective`);
+* :mod:`.recipe` -- :func:`~.recipe.fit`: (model, loss, data) -> trained encoder and its log;
 * :mod:`.examples` -- the user's data (lists, DataFrames, ``datasets.Dataset``, STS/NLI records)
   checked and turned into rows of texts + labels;
 * :mod:`.samplers` -- smart batching (length buckets) and no-duplicates batches;
@@ -34,6 +37,8 @@ from sbert_tutor.training.objectives import (
     TripletObjective,
     embed_rows,
     make_objective,
+    objective_class,
+    register_objective,
 )
 from sbert_tutor.training.record import TrainingRecord
 from sbert_tutor.training.samplers import (
@@ -69,6 +74,8 @@ __all__ = [
     "load_checkpoint",
     "lr_multiplier",
     "make_objective",
+    "objective_class",
+    "register_objective",
     "make_scheduler",
     "rng_state",
     "save_checkpoint",

@@ -8,9 +8,9 @@ sentences once (:func:`sbert_tutor.evaluation.sts.predict_similarity`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from sbert_tutor.data.sts import STSData, load_sts
+from sbert_tutor.embedding import Encoder
 from sbert_tutor.evaluation.sts import correlations, predict_similarity
 
 
@@ -44,7 +44,7 @@ class STSEvaluator:
     def files(self) -> tuple[Path, ...]:
         return self.data.files
 
-    def __call__(self, encoder: Any) -> dict[str, float]:
+    def __call__(self, encoder: Encoder) -> dict[str, float]:
         predicted = predict_similarity(
             encoder, self.data, batch_size=self.batch_size, show_progress=False
         )

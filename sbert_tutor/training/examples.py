@@ -8,8 +8,9 @@ of these into :class:`Examples`, checking every row:
 * a ``pandas.DataFrame``, a dict of columns, or a ``datasets.Dataset``: the label is the column
   named ``label``/``score`` (or ``label_column=``), the texts are the other columns in order (or
   ``text_columns=``);
-* :class:`~sbert_tutor.data.STSData` (sentence1, sentence2, score) and
-  :class:`~sbert_tutor.data.NLIData` (premise, hypothesis, label).
+* :class:`~sbert_tutor.data.STSData` (sentence1, sentence2, score),
+  :class:`~sbert_tutor.data.NLIData` (premise, hypothesis, label) and a
+  :class:`~sbert_tutor.data.table.DataTable` (its columns, source and files).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sbert_tutor.data.nli import NLIData
+from sbert_tutor.data.sts import STSData
+from sbert_tutor.data.table import DataTable
 from sbert_tutor.validation import check_same_length, check_scores
 
 #: Column names taken as the label when ``label_column`` is not given, in this order.
@@ -83,9 +87,9 @@ class Examples:
 
 def _table_columns(data: Any) -> tuple[dict[str, list[Any]], str, tuple[Path, ...]] | None:
     """Columns of a table-like input, its source and files; ``None`` if it is not a table."""
-    from sbert_tutor.data.nli import NLIData
-    from sbert_tutor.data.sts import STSData
-
+    if isinstance(data, DataTable):
+        cols = {str(c): data.table[c].tolist() for c in data.table.columns}
+        return cols, data.source, tuple(Path(f) for f in data.files)
     if isinstance(data, STSData):
         cols = {"sentence1": data.sentences1, "sentence2": data.sentences2, "score": data.scores}
         return cols, f"{data.name}/{data.split} ({data.source})", data.files
@@ -93,9 +97,7 @@ def _table_columns(data: Any) -> tuple[dict[str, list[Any]], str, tuple[Path, ..
         cols = {"premise": data.premises, "hypothesis": data.hypotheses, "label": data.labels}
         return cols, f"{data.name}/{data.split} ({data.source})", data.files
     if isinstance(data, pd.DataFrame):
-        files = tuple(Path(f) for f in data.attrs.get("files", ()))
-        source = str(data.attrs.get("source", "user DataFrame"))
-        return {str(c): data[c].tolist() for c in data.columns}, source, files
+        return {str(c): data[c].tolist() for c in data.columns}, "user DataFrame", ()
     if isinstance(data, Mapping):
         return {str(k): list(v) for k, v in data.items()}, "user columns", ()
     if hasattr(data, "column_names") and hasattr(data, "__getitem__"):  # datasets.Dataset

@@ -1,10 +1,10 @@
-r"""Objectives: how a batch of examples becomes one loss, for every loss of :mod:`sbert_tutor.losses`.
+r"""Objectives: how a batch of examples becomes one loss; the one registry of loss names.
 
-An :class:`Objective` knows the *shape* of its examples (how many texts, which label) and the
-pure loss function to call. The trainer hands it a batch of ``B`` examples of ``k`` texts each;
-:meth:`Objective.loss` encodes all ``B * k`` texts in **one** forward pass of the encoder
-(one padded batch, so the Siamese weights are literally shared), reshapes the embeddings to
-``[B, k, d]`` and calls :meth:`Objective.forward`:
+An :class:`Objective` knows the *shape* of its examples (how many texts, which label), the pure
+loss function to call, and how a named data set is turned into its examples. The trainer hands
+it a batch of ``B`` examples of ``k`` texts each; :meth:`Objective.loss` encodes all ``B * k``
+texts in **one** forward pass of the encoder (one padded batch, so the Siamese weights are
+literally shared), reshapes the embeddings to ``[B, k, d]`` and calls :meth:`Objective.forward`:
 
 =================  =====================================  ==========  ==============================
 name               texts per example                      label       pure function
@@ -14,9 +14,21 @@ name               texts per example                      label       pure funct
 ``triplet``        anchor, positive, negative             --          :func:`~sbert_tutor.losses.triplet`
 ``mnrl``           anchor, positive [, negatives...]      --          :func:`~sbert_tutor.losses.multiple_negatives_ranking`
 ``supmpn``         anchor, P positives, Q negatives       --          :func:`~sbert_tutor.losses.supmpn`
-``ce``             query, document                        CE logit    :func:`~sbert_tutor.losses.ce_score_regression`
+``ce_score``       query, document                        CE logit    :func:`~sbert_tutor.losses.ce_score_regression`
 ``contrastive``    sentence, positive                     --          :func:`~sbert_tutor.losses.in_batch_contrastive`
 =================  =====================================  ==========  ==============================
+
+**The registry.** :data:`OBJECTIVES` is the only place a loss name means something: the CLI's
+``--loss`` choices, :func:`~sbert_tutor.training.recipe.fit` and the named training sets
+(:mod:`~sbert_tutor.training.sources`) all read it. A new loss is one pure function on
+embeddings plus one subclass registered with :func:`register_objective`; the subclass declares
+
+* its options: the keyword arguments of its ``__init__`` (``fit(objective_options=...)`` and
+  the CLI's ``--loss-option NAME=VALUE`` pass them);
+* :attr:`Objective.reads_scores`: it trains on similarity scores (the STS sets);
+* :attr:`Objective.nli_shape` (or :meth:`Objective.shape_nli`): how NLI pairs become its
+  examples (``None``: not from NLI);
+* :meth:`Objective.options_from_data`: options the data itself implies (the score scale).
 
 Texts are *not* de-duplicated inside a batch: a text given twice is encoded twice with two
 dropout masks, which is what makes "the premise as its own positive" (SupMPN padding, SimCSE) work.
@@ -26,16 +38,21 @@ the encoder's.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import torch
 from torch import Tensor, nn
 
+from sbert_tutor.data import nli as nli_data
+from sbert_tutor.data.nli import NLI_LABELS, NLIData
+from sbert_tutor.data.table import DataTable
 from sbert_tutor.distributed import gather_with_grad
+from sbert_tutor.encoder import SentenceEncoder
 from sbert_tutor.losses import (
     DEFAULT_FEATURES,
+    TRIPLET_MARGIN,
     SoftmaxClassifier,
     ce_score_regression,
     cosine_regression,
@@ -46,9 +63,10 @@ from sbert_tutor.losses import (
     triplet,
 )
 from sbert_tutor.training.examples import Examples, to_examples
+from sbert_tutor.validation import check_choice
 
 
-def embed_rows(encoder: Any, rows: Sequence[Sequence[str]]) -> Tensor:
+def embed_rows(encoder: SentenceEncoder, rows: Sequence[Sequence[str]]) -> Tensor:
     """Embed ``B`` examples of ``k`` texts each in one forward pass: ``[B, k, d]`` with gradients.
 
     Texts are tokenised with the encoder's own settings (strip, lower-casing, truncation to
@@ -70,26 +88,95 @@ class Objective(nn.Module):
 
     Subclasses set :attr:`name`, :attr:`label` (``None``, ``"float"`` or ``"int"``),
     :attr:`in_batch_negatives` (whether other examples of the batch act as negatives, which
-    calls for the no-duplicates sampler) and implement :meth:`forward`.
+    calls for the no-duplicates sampler) and :attr:`roles`, implement :meth:`forward`, and are
+    registered with :func:`register_objective`. The keyword arguments of ``__init__`` are the
+    objective's options. What named data sets it trains on is declared by
+    :attr:`reads_scores` and :meth:`shape_nli`.
     """
 
     name: ClassVar[str] = "objective"
     label: ClassVar[str | None] = None
+    #: what the label means, for messages (e.g. "a cross-encoder's logit for the pair").
+    label_meaning: ClassVar[str | None] = None
     in_batch_negatives: ClassVar[bool] = False
+    #: trains on similarity scores: the STS training sets (``stsb``, ``sick``) are its data.
+    reads_scores: ClassVar[bool] = False
+    #: how NLI pairs become its examples (``staticmethod(nli_triplets)``, ...); ``None``: the NLI
+    #: sets cannot train it. Override :meth:`shape_nli` when the shape depends on options.
+    nli_shape: ClassVar[Callable[[NLIData], DataTable] | None] = None
     #: names of the text positions, for messages (``"..."`` marks "and more").
     roles: tuple[str, ...] = ()
     label_names: tuple[str, ...] | None = None
 
+    # ------------------------------------------------------------------ the registry's hooks
+    @classmethod
+    def option_defaults(cls) -> dict[str, Any]:
+        """The objective's options (keyword arguments of ``__init__``) and their defaults."""
+        params = inspect.signature(cls.__init__).parameters.values()
+        return {
+            p.name: None if p.default is inspect.Parameter.empty else p.default
+            for p in params
+            if p.name not in ("self", "embedding_dim")
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        }
+
+    @classmethod
+    def create(cls, embedding_dim: int | None = None, **options: Any) -> Objective:
+        """Build the objective from its options; ``embedding_dim`` when ``__init__`` takes it.
+
+        Raises:
+            ValueError: an option the objective does not take, or a missing ``embedding_dim``.
+        """
+        known = cls.option_defaults()
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise ValueError(
+                f"the {cls.name} loss has no option {', '.join(map(repr, unknown))}; its options: "
+                f"{', '.join(known) or 'none'}"
+            )
+        if "embedding_dim" in inspect.signature(cls.__init__).parameters:
+            if embedding_dim is None:
+                raise ValueError(
+                    f"the {cls.name} objective needs embedding_dim= (encoder.embedding_dim)"
+                )
+            return cls(embedding_dim, **options)
+        return cls(**options)
+
+    @classmethod
+    def shape_nli(
+        cls, nli: NLIData, seed: int = 0, options: Mapping[str, Any] | None = None
+    ) -> DataTable | None:
+        """NLI pairs in this objective's shape (:attr:`nli_shape`), or ``None`` when it does not
+        train on NLI."""
+        return None if cls.nli_shape is None else cls.nli_shape(nli)
+
+    @classmethod
+    def trains_on_nli(cls) -> bool:
+        """Whether the NLI sets can train this objective (:attr:`nli_shape` or :meth:`shape_nli`)."""
+        own = cls.shape_nli.__func__ is not Objective.shape_nli.__func__  # type: ignore[attr-defined]
+        return cls.nli_shape is not None or own
+
+    @classmethod
+    def options_from_data(cls, data: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``options`` completed with what the training data implies (default: nothing)."""
+        return dict(options)
+
+    # ------------------------------------------------------------------ examples and loss
     @property
     def num_texts(self) -> int | None:
         """Texts per example (``None``: any number >= ``len(roles)``)."""
         return None if "..." in self.roles else len(self.roles)
 
-    def describe_inputs(self) -> str:
-        roles = ", ".join(r for r in self.roles if r != "...")
-        more = " [, more negatives ...]" if "..." in self.roles else ""
-        label = {"float": " + a score", "int": " + a class id", None: ""}[self.label]
-        return f"{self.name} takes ({roles}{more}){label} per example"
+    @classmethod
+    def describe_inputs(cls, roles: Sequence[str] | None = None) -> str:
+        """One example in words, e.g. ``"cosine takes (sentence1, sentence2) + a score ..."``."""
+        roles = cls.roles if roles is None else roles
+        names = ", ".join(r for r in roles if r != "...")
+        more = " [, more negatives ...]" if "..." in roles else ""
+        label = {"float": " + a score", "int": " + a class id", None: ""}[cls.label]
+        if cls.label_meaning:
+            label = f" + {cls.label_meaning}"
+        return f"{cls.name} takes ({names}{more}){label} per example"
 
     def prepare(
         self,
@@ -107,10 +194,12 @@ class Objective(nn.Module):
             text_columns=text_columns,
             label_column=label_column,
             label_names=self.label_names,
-            what=self.describe_inputs(),
+            what=self.describe_inputs(self.roles),
         )
 
-    def loss(self, encoder: Any, rows: Sequence[Sequence[str]], labels: Tensor | None) -> Tensor:
+    def loss(
+        self, encoder: SentenceEncoder, rows: Sequence[Sequence[str]], labels: Tensor | None
+    ) -> Tensor:
         """Encode a batch of examples (one forward pass) and return the scalar loss.
 
         Under ``torchrun``, objectives with in-batch negatives gather the embeddings of every
@@ -132,11 +221,46 @@ class Objective(nn.Module):
         return {"name": self.name}
 
 
+#: name -> objective class, in registration order: the CLI, ``fit`` and the named training
+#: sets read it. Add to it with :func:`register_objective`.
+OBJECTIVES: dict[str, type[Objective]] = {}
+
+
+def register_objective(cls: type[Objective]) -> type[Objective]:
+    """Register an :class:`Objective` subclass under its ``name`` (usable as a class decorator).
+
+    Raises:
+        ValueError: the name is taken by another class.
+    """
+    known = OBJECTIVES.get(cls.name)
+    if known is not None and known is not cls:
+        raise ValueError(f"the loss name {cls.name!r} is taken by {known.__qualname__}")
+    OBJECTIVES[cls.name] = cls
+    return cls
+
+
+def objective_class(name: str) -> type[Objective]:
+    """The registered class of a loss name, or a ``ValueError`` listing the names."""
+    return OBJECTIVES[check_choice(name, tuple(OBJECTIVES), "loss")]
+
+
+def make_objective(name: str, embedding_dim: int | None = None, **options: Any) -> Objective:
+    """Build an objective by name; ``softmax`` needs ``embedding_dim`` (``encoder.embedding_dim``).
+
+    Example:
+        >>> make_objective("mnrl", scale=20.0).settings()
+        {'name': 'mnrl', 'scale': 20.0, 'symmetric': False}
+    """
+    return objective_class(name).create(embedding_dim, **options)
+
+
+@register_objective
 class CosineObjective(Objective):
     r"""SBERT regression: :math:`(\cos(u, v) - \hat y)^2` with scores rescaled from ``score_range``."""
 
     name = "cosine"
     label = "float"
+    reads_scores = True
     roles = ("sentence1", "sentence2")
 
     def __init__(self, score_range: tuple[float, float] = (0.0, 5.0)) -> None:
@@ -144,6 +268,20 @@ class CosineObjective(Objective):
         self.score_range = (float(score_range[0]), float(score_range[1]))
         if not self.score_range[1] > self.score_range[0]:
             raise ValueError(f"score_range must be (low, high) with low < high, got {score_range}")
+
+    @classmethod
+    def options_from_data(cls, data: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The data's own score scale (``data.score_range``, e.g. STS's 0-5) unless given."""
+        out = dict(options)
+        if out.get("score_range") is None:
+            scale = getattr(data, "score_range", None)
+            if scale is None:
+                raise ValueError(
+                    "say which scale the scores are on: objective_options={'score_range': (0, 5)} "
+                    "for STS, (0, 1) for scores in [0, 1] (CLI: --score-range LOW HIGH)"
+                )
+            out["score_range"] = tuple(scale)
+        return out
 
     def prepare(
         self,
@@ -170,16 +308,18 @@ class CosineObjective(Objective):
         return {"name": self.name, "score_range": list(self.score_range)}
 
 
+@register_objective
 class SoftmaxObjective(Objective):
     r"""SBERT classification: softmax over :math:`W [u; v; |u - v|]`; owns the trainable head.
 
     String labels are mapped through ``label_names`` (default: NLI's entailment, neutral,
-    contradiction = 0, 1, 2).
+    contradiction = 0, 1, 2). On NLI: every labelled pair.
     """
 
     name = "softmax"
     label = "int"
     roles = ("premise", "hypothesis")
+    nli_shape = staticmethod(nli_data.labelled_pairs)
 
     def __init__(
         self,
@@ -189,8 +329,6 @@ class SoftmaxObjective(Objective):
         label_names: Sequence[str] | None = None,
     ) -> None:
         super().__init__()
-        from sbert_tutor.data.nli import NLI_LABELS
-
         if label_names is None and num_labels in (None, len(NLI_LABELS)):
             label_names = NLI_LABELS
         if num_labels is None:
@@ -217,16 +355,19 @@ class SoftmaxObjective(Objective):
         }
 
 
+@register_objective
 class TripletObjective(Objective):
     r"""SBERT triplet: :math:`\max(\delta(a, p) - \delta(a, n) + \varepsilon, 0)`.
 
-    The default margin :math:`\varepsilon = 1` with Euclidean distance is the SBERT paper's.
+    The default margin :math:`\varepsilon = 1` with Euclidean distance is the SBERT paper's
+    (:data:`~sbert_tutor.losses.TRIPLET_MARGIN`). On NLI: (premise, entailment, contradiction).
     """
 
     name = "triplet"
     roles = ("anchor", "positive", "negative")
+    nli_shape = staticmethod(nli_data.nli_triplets)
 
-    def __init__(self, distance: str = "euclidean", margin: float = 1.0) -> None:
+    def __init__(self, distance: str = "euclidean", margin: float = TRIPLET_MARGIN) -> None:
         super().__init__()
         self.distance = distance
         self.margin = float(margin)
@@ -240,20 +381,34 @@ class TripletObjective(Objective):
         return {"name": self.name, "distance": self.distance, "margin": self.margin}
 
 
+@register_objective
 class MNRLObjective(Objective):
     """Multiple negatives ranking: other examples' positives (and all hard negatives) are negatives.
 
-    Examples are ``(anchor, positive)`` or ``(anchor, positive, negative_1, ...)``.
+    Examples are ``(anchor, positive)`` or ``(anchor, positive, negative_1, ...)``. On NLI:
+    (premise, entailment) pairs, or with ``hard_negatives=True`` (premise, entailment,
+    contradiction) triplets; for your own data its columns decide.
     """
 
     name = "mnrl"
     in_batch_negatives = True
     roles = ("anchor", "positive", "...")
 
-    def __init__(self, scale: float = 20.0, symmetric: bool = False) -> None:
+    def __init__(
+        self, scale: float = 20.0, symmetric: bool = False, hard_negatives: bool = False
+    ) -> None:
         super().__init__()
         self.scale = float(scale)
         self.symmetric = bool(symmetric)
+        self.hard_negatives = bool(hard_negatives)
+
+    @classmethod
+    def shape_nli(
+        cls, nli: NLIData, seed: int = 0, options: Mapping[str, Any] | None = None
+    ) -> DataTable:
+        if (options or {}).get("hard_negatives"):
+            return nli_data.nli_triplets(nli)
+        return nli_data.entailment_pairs(nli)
 
     def forward(self, embeddings: Tensor, labels: Tensor | None = None) -> Tensor:
         negatives = embeddings[:, 2:] if embeddings.shape[1] > 2 else None
@@ -265,11 +420,12 @@ class MNRLObjective(Objective):
         return {"name": self.name, "scale": self.scale, "symmetric": self.symmetric}
 
 
+@register_objective
 class SupMPNObjective(Objective):
     """SupMPN: each anchor with ``P`` positives and ``Q`` negatives; the batch supplies the rest.
 
-    Examples are ``(anchor, positive_1..P, negative_1..Q)``, e.g. from
-    :func:`sbert_tutor.data.supmpn_groups`.
+    Examples are ``(anchor, positive_1..P, negative_1..Q)``; on NLI,
+    :func:`sbert_tutor.data.supmpn_groups` builds them.
     """
 
     name = "supmpn"
@@ -290,6 +446,13 @@ class SupMPNObjective(Objective):
             *(f"negative_{i + 1}" for i in range(self.num_negatives)),
         )
 
+    @classmethod
+    def shape_nli(
+        cls, nli: NLIData, seed: int = 0, options: Mapping[str, Any] | None = None
+    ) -> DataTable:
+        shape = {**cls.option_defaults(), **(options or {})}
+        return nli_data.supmpn_groups(nli, shape["num_positives"], shape["num_negatives"], seed)
+
     def forward(self, embeddings: Tensor, labels: Tensor | None = None) -> Tensor:
         p = self.num_positives
         return supmpn(
@@ -305,11 +468,14 @@ class SupMPNObjective(Objective):
         }
 
 
+@register_objective
 class CEScoreObjective(Objective):
-    """Regress the bi-encoder similarity onto a cross-encoder teacher's logits ("Distance Dilemma")."""
+    """Regress the bi-encoder similarity onto a cross-encoder teacher's logits (the Siamese
+    objective of Rygaard et al., n.d., "Distance Dilemma")."""
 
-    name = "ce"
+    name = "ce_score"
     label = "float"
+    label_meaning = "a cross-encoder's logit for the pair (the label)"
     roles = ("query", "document")
 
     def __init__(self, similarity: str = "cosine") -> None:
@@ -323,12 +489,17 @@ class CEScoreObjective(Objective):
         return {"name": self.name, "similarity": self.similarity}
 
 
+@register_objective
 class ContrastiveObjective(Objective):
-    """In-batch contrastive loss (MNRL without hard negatives, written with a temperature)."""
+    """In-batch contrastive loss (MNRL without hard negatives, written with a temperature).
+
+    On NLI: (premise, entailment) pairs.
+    """
 
     name = "contrastive"
     in_batch_negatives = True
     roles = ("sentence", "positive")
+    nli_shape = staticmethod(nli_data.entailment_pairs)
 
     def __init__(self, temperature: float = 0.05) -> None:
         super().__init__()
@@ -339,46 +510,6 @@ class ContrastiveObjective(Objective):
 
     def settings(self) -> dict[str, Any]:
         return {"name": self.name, "temperature": self.temperature}
-
-
-#: name -> objective class; ``make_objective`` builds them by name.
-OBJECTIVES: dict[str, type[Objective]] = {
-    cls.name: cls
-    for cls in (
-        CosineObjective,
-        SoftmaxObjective,
-        TripletObjective,
-        MNRLObjective,
-        SupMPNObjective,
-        CEScoreObjective,
-        ContrastiveObjective,
-    )
-}
-
-
-def check_objective_name(name: str) -> str:
-    """Return ``name`` (lower case) if it names an objective, else a ``ValueError`` listing them."""
-    key = str(name).strip().lower()
-    if key not in OBJECTIVES:
-        close = difflib.get_close_matches(key, OBJECTIVES, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"unknown loss {name!r}; choose one of {', '.join(OBJECTIVES)}.{hint}")
-    return key
-
-
-def make_objective(name: str, embedding_dim: int | None = None, **options: Any) -> Objective:
-    """Build an objective by name; ``softmax`` needs ``embedding_dim`` (``encoder.embedding_dim``).
-
-    Example:
-        >>> make_objective("mnrl", scale=20.0).settings()
-        {'name': 'mnrl', 'scale': 20.0, 'symmetric': False}
-    """
-    cls = OBJECTIVES[check_objective_name(name)]
-    if cls is SoftmaxObjective:
-        if embedding_dim is None:
-            raise ValueError("the softmax objective needs embedding_dim= (encoder.embedding_dim)")
-        return cls(embedding_dim, **options)
-    return cls(**options)
 
 
 def label_tensor(labels: Any, kind: str | None) -> Tensor | None:

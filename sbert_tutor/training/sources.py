@@ -13,15 +13,16 @@ name           data
 a file path    your own ``.tsv`` / ``.csv`` / ``.jsonl`` with a header: text columns (+ label)
 =============  ===============================================================================
 
-NLI pairs become, per loss: labelled pairs (softmax), (premise, entailment) pairs (mnrl,
-contrastive), (premise, entailment, contradiction) triplets (triplet, and mnrl with
-``hard_negatives=True``) or SupMPN groups (supmpn); see :mod:`sbert_tutor.data.nli`.
+What NLI pairs become is the objective's choice (:meth:`Objective.shape_nli
+<sbert_tutor.training.objectives.Objective.shape_nli>`): labelled pairs (softmax), (premise,
+entailment) pairs (mnrl, contrastive), (premise, entailment, contradiction) triplets (triplet,
+and mnrl with ``hard_negatives=True``) or SupMPN groups (supmpn); see :mod:`sbert_tutor.data.nli`.
 """
 
 from __future__ import annotations
 
 import csv
-import difflib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,16 @@ import pandas as pd
 
 from sbert_tutor.data import nli as nli_data
 from sbert_tutor.data.sts import load_sts
+from sbert_tutor.data.table import DataTable
+from sbert_tutor.training.objectives import OBJECTIVES, Objective, objective_class
+from sbert_tutor.validation import check_choice
 
 TRAIN_SETS = ("stsb", "sick", "nli", "allnli", "snli", "multinli")
-_SCORE_LOSSES = ("cosine",)
-_NLI_LOSSES = ("softmax", "mnrl", "contrastive", "triplet", "supmpn")
+#: The named sets that carry similarity scores (SICK carries entailment labels too).
+SCORE_SETS = ("stsb", "sick")
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
+def read_table(path: str | Path) -> DataTable:
     """A user's training file: ``.tsv`` / ``.csv`` (header line, quotes are text in TSV) or
     ``.jsonl`` (one JSON object a line)."""
     p = Path(path)
@@ -48,86 +52,59 @@ def read_table(path: str | Path) -> pd.DataFrame:
         frame = pd.read_csv(p, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
     else:
         raise ValueError(f"cannot read {p}: use a .tsv, .csv or .jsonl file with a header")
-    frame.attrs.update({"source": f"file {p}", "files": [str(p)]})
-    return frame
+    return DataTable(frame, source=f"file {p}", files=(str(p),))
 
 
 def load_training_data(
     name: str,
-    loss: str,
+    loss: str | type[Objective],
+    options: Mapping[str, Any] | None = None,
     *,
-    hard_negatives: bool = False,
-    num_positives: int = 2,
-    num_negatives: int = 2,
     seed: int = 0,
-) -> tuple[Any, tuple[float, float] | None]:
+) -> Any:
     """Load a named training set (or a file) in the shape ``loss`` reads.
 
     Args:
         name: one of :data:`TRAIN_SETS` or a path to a file.
-        loss: an objective name (``cosine``, ``softmax``, ``triplet``, ``mnrl``, ``supmpn``,
-            ``ce``, ``contrastive``).
-        hard_negatives: for ``mnrl`` on NLI: triplets with the contradiction as hard negative.
-        num_positives, num_negatives, seed: SupMPN group shape and padding seed.
+        loss: a registered objective's name or class (:data:`~sbert_tutor.training.OBJECTIVES`).
+        options: the objective's options, which may shape the data (``hard_negatives`` of mnrl,
+            ``num_positives`` / ``num_negatives`` of supmpn).
+        seed: for shapes that draw at random (SupMPN's padding negatives).
 
     Returns:
-        ``(data, score_range)``: data any objective accepts, and the score scale for the
-        regression objective (``None`` when the data has no scores or the scale is unknown).
+        ``STSData`` (with its ``score_range``) for objectives that read scores, a
+        :class:`~sbert_tutor.data.table.DataTable` otherwise.
 
     Raises:
         ValueError: an unknown name, or a data set that does not carry what the loss needs.
     """
-    from sbert_tutor.training.objectives import check_objective_name
-
-    loss = check_objective_name(loss)
+    cls = loss if isinstance(loss, type) else objective_class(loss)
+    options = {**cls.option_defaults(), **(options or {})}
     path = Path(name)
     if path.suffix and path.is_file():
-        return read_table(path), None
-    key = str(name).strip().lower()
-    if key not in TRAIN_SETS:
-        close = difflib.get_close_matches(key, TRAIN_SETS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        return read_table(path)
+    key = check_choice(
+        name, TRAIN_SETS, "training set", other=" or a path to a .tsv/.csv/.jsonl file"
+    )
+    if not (cls.reads_scores or cls.trains_on_nli()):
         raise ValueError(
-            f"unknown training set {name!r}; choose one of {', '.join(TRAIN_SETS)} or give a "
-            f"path to a .tsv/.csv/.jsonl file.{hint}"
+            f"no named training set carries what the {cls.name} loss needs ("
+            f"{cls.describe_inputs()}): pass --train FILE (or your own rows) with those columns"
         )
-    if loss == "ce":
+    scores = [n for n, c in OBJECTIVES.items() if c.reads_scores]
+    if key in SCORE_SETS and cls.reads_scores:
+        return load_sts("stsb" if key == "stsb" else "sickr", "train")
+    if key == "stsb":
         raise ValueError(
-            "the ce loss regresses onto a cross-encoder's scores, which no named set carries: "
-            "pass --train FILE with columns (query, document, label = the teacher's logit)"
+            f"stsb carries similarity scores, which the {cls.name} loss cannot use: use "
+            f"--loss {' or '.join(scores)}, or train on NLI (--train nli / sick) for the other "
+            "losses"
         )
-    if key == "stsb" or (key == "sick" and loss in _SCORE_LOSSES):
-        if loss not in _SCORE_LOSSES:
-            raise ValueError(
-                f"{key} carries similarity scores, which the {loss} loss cannot use: use "
-                "--loss cosine, or train on NLI (--train nli / sick) for the other losses"
-            )
-        data = load_sts("stsb" if key == "stsb" else "sickr", "train")
-        return data, data.score_range
-    if loss in _SCORE_LOSSES:
+    if cls.reads_scores:
+        nli_losses = [n for n, c in OBJECTIVES.items() if c.trains_on_nli()]
         raise ValueError(
-            f"{key} carries entailment labels, not similarity scores: the cosine loss needs "
-            "scores (--train stsb or sick); use softmax, mnrl, triplet, supmpn or contrastive"
+            f"{key} carries entailment labels, not similarity scores: the {cls.name} loss needs "
+            f"scores (--train stsb or sick); use {', '.join(nli_losses)}"
         )
     pairs = nli_data.load_nli_train() if key == "nli" else nli_data.load_nli(key, "train")
-    return shape_nli(pairs, loss, hard_negatives, num_positives, num_negatives, seed), None
-
-
-def shape_nli(
-    data: Any,
-    loss: str,
-    hard_negatives: bool = False,
-    num_positives: int = 2,
-    num_negatives: int = 2,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """NLI pairs in the shape ``loss`` reads (see the module docstring)."""
-    if loss == "softmax":
-        return nli_data.labelled_pairs(data)
-    if loss == "triplet" or (loss == "mnrl" and hard_negatives):
-        return nli_data.nli_triplets(data)
-    if loss in ("mnrl", "contrastive"):
-        return nli_data.entailment_pairs(data)
-    if loss == "supmpn":
-        return nli_data.supmpn_groups(data, num_positives, num_negatives, seed)
-    raise ValueError(f"NLI pairs cannot train the {loss} loss; use one of {', '.join(_NLI_LOSSES)}")
+    return cls.shape_nli(pairs, seed, options)

@@ -40,6 +40,7 @@ import torch
 from torch import nn
 
 from sbert_tutor import distributed
+from sbert_tutor.encoder import SentenceEncoder, TruncationWarning
 from sbert_tutor.training.checkpoint import (
     load_checkpoint,
     rng_state,
@@ -71,7 +72,7 @@ def gradient_norm(parameters: Iterable[nn.Parameter]) -> float:
     return float(torch.linalg.vector_norm(torch.stack(norms))) if norms else 0.0
 
 
-def token_lengths(encoder: Any, examples: Examples, chunk: int = 8192) -> np.ndarray:
+def token_lengths(encoder: SentenceEncoder, examples: Examples, chunk: int = 8192) -> np.ndarray:
     """Per example, the token count of its longest text (after truncation): the bucketing key."""
     unique = list(dict.fromkeys(t for row in examples.texts for t in row))
     length: dict[str, int] = {}
@@ -82,8 +83,6 @@ def token_lengths(encoder: Any, examples: Examples, chunk: int = 8192) -> np.nda
         truncated += cut
         length.update(zip(part, (len(x) for x in ids), strict=True))
     if truncated:
-        from sbert_tutor.encoder import TruncationWarning
-
         warnings.warn(
             f"{truncated} of {len(unique)} training texts are longer than max_seq_length="
             f"{encoder.max_seq_length} tokens and will be truncated",
@@ -124,7 +123,7 @@ class Trainer:
 
     def __init__(
         self,
-        encoder: Any,
+        encoder: SentenceEncoder,
         objective: Objective,
         train_data: Any,
         config: TrainingConfig | None = None,

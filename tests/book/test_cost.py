@@ -1,4 +1,4 @@
-"""Cost extrapolation, anisotropy and the published-numbers table, against hand-worked values."""
+"""Cost extrapolation and the published-numbers table, against hand-worked values."""
 
 from __future__ import annotations
 
@@ -6,15 +6,14 @@ import numpy as np
 import pytest
 
 from sbert_tutor import SentenceEncoder
-from sbert_tutor.analysis import anisotropy, random_pairs
-from sbert_tutor.cost import (
+from sbert_tutor.book.cost import (
     CostRates,
     compare_with_paper,
     extrapolate,
     humanize_seconds,
     measure_rates,
 )
-from sbert_tutor.published import sbert_table1
+from sbert_tutor.book.published import sbert_table1
 
 
 def _rates() -> CostRates:
@@ -62,18 +61,9 @@ def test_measure_rates_runs_on_a_tiny_model(tiny_bert):
     assert min(rates.cross_pairs_per_s, rates.bi_sentences_per_s, rates.cosine_pairs_per_s) > 0
 
 
-def test_anisotropy_extremes():
-    i, j = random_pairs(5, 10_000, seed=1)
-    assert not np.any(i == j) and set(np.unique(np.r_[i, j])) == set(range(5))
-    assert anisotropy(np.eye(8), n_pairs=500) == pytest.approx(0.0)  # orthogonal: cos = 0
-    same_direction = np.outer(np.arange(1, 7), np.ones(4))
-    assert anisotropy(same_direction, n_pairs=500) == pytest.approx(1.0)
-    with pytest.raises(ValueError, match="at least 2"):
-        random_pairs(1, 3)
-
-
 def test_published_table_is_transcribed_consistently():
     """Each row's average (as printed in the paper) matches the mean of its 7 cells to rounding."""
-    table = sbert_table1()
-    assert table.shape == (9, 8) and "Table 1" in table.attrs["source"]
+    published = sbert_table1()
+    table = published.table
+    assert table.shape == (9, 8) and "Table 1" in str(published.source)
     np.testing.assert_allclose(table.iloc[:, :7].mean(axis=1), table["avg"], atol=0.05)

@@ -1,8 +1,10 @@
-"""How chapters report training results: our measured numbers beside published ones, labelled.
+r"""How chapters report results: our measured numbers beside published ones, labelled, and how
+each run was made.
 
 Every row says what it is: ``this run (quick profile, CPU, ...)`` for numbers computed at build
-time, ``published: <paper, table>`` for numbers copied from a paper. A quick-profile number is never
-presented as a reproduction.
+time, ``published: <paper, table>`` for numbers copied from a paper
+(:mod:`~sbert_tutor.book.published`). A quick-profile number is never presented as a
+reproduction. :func:`provenance_table` and :func:`run_summary` show how runs were made.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from typing import Any
 
 import pandas as pd
 
+from sbert_tutor.profiles import Profile, get_profile
+from sbert_tutor.provenance import hardware_label
 
-def measured_label(profile: Any, hardware: str | None = None) -> str:
+
+def measured_label(profile: Profile, hardware: str | None = None) -> str:
     """``"this run (quick profile: CPU, small subsets; not a reproduction)"`` or ``"this run (full profile)"``."""
-    from sbert_tutor.provenance import hardware_label
-
     where = hardware or hardware_label()
     if getattr(profile, "is_quick", True):
         return f"this run (quick profile, {where}; small subsets, not a reproduction)"
@@ -26,7 +29,7 @@ def measured_label(profile: Any, hardware: str | None = None) -> str:
 def measured_vs_published(
     measured: Sequence[Mapping[str, Any]],
     published: Sequence[Mapping[str, Any]] = (),
-    profile: Any = None,
+    profile: Profile | None = None,
 ) -> pd.DataFrame:
     """One table: ``setup``, ``metric``, ``value``, ``kind`` (this run / published: source).
 
@@ -36,8 +39,6 @@ def measured_vs_published(
         profile: the :class:`~sbert_tutor.profiles.Profile` the measured rows come from.
     """
     if profile is None:
-        from sbert_tutor.profiles import get_profile
-
         profile = get_profile()
     label = measured_label(profile)
     rows = [{**row, "kind": label} for row in measured]
@@ -48,34 +49,14 @@ def measured_vs_published(
             {k: v for k, v in row.items() if k != "source"}
             | {"kind": f"published: {row['source']}"}
         )
-    frame = pd.DataFrame(rows, columns=["setup", "metric", "value", "kind"])
-    frame.attrs["profile"] = getattr(profile, "name", None)
-    return frame
-
-
-def plot_loss_curves(records: Mapping[str, Any], ax=None, window: int = 10):
-    """Training loss (moving average over ``window`` steps) per named run."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4))
-    for name, record in records.items():
-        steps = record.steps_frame()
-        ax.plot(steps["step"], steps["loss"], alpha=0.25)
-        ax.plot(
-            steps["step"], record.smoothed_loss(window), label=name, color=ax.lines[-1].get_color()
-        )
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel(f"training loss (moving average over {window} steps)")
-    ax.legend(fontsize=8)
-    return ax
+    return pd.DataFrame(rows, columns=["setup", "metric", "value", "kind"])
 
 
 def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
     """The key provenance fields of each run's ``log["provenance"]``, one column a run.
 
     ``runs`` maps names to :class:`~sbert_tutor.training.recipe.TrainRun` objects or to their
-    ``log`` dicts.
+    ``log`` dicts (e.g. the ``logs`` of :func:`~sbert_tutor.book.runs.train_variants`).
     """
     rows = {}
     for name, run in runs.items():
@@ -98,3 +79,35 @@ def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
             "timestamp": prov.get("timestamp"),
         }
     return pd.DataFrame(rows)
+
+
+def _objective_text(settings: Mapping[str, Any]) -> str:
+    """``{"name": "softmax", "features": ["u", "v"], ...}`` -> ``"softmax (features=u, v)"``."""
+    rest = {k: v for k, v in settings.items() if k not in ("name", "label_names")}
+    options = "; ".join(
+        f"{k}={', '.join(map(str, v)) if isinstance(v, list | tuple) else v}"
+        for k, v in rest.items()
+    )
+    return f"{settings['name']} ({options})" if options else str(settings["name"])
+
+
+def run_summary(logs: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per training log (``TrainRun.log``): what was trained, on what, for how long."""
+    rows = []
+    for name, log in logs.items():
+        config = log["config"]
+        rows.append(
+            {
+                "run": name,
+                "start model": (log.get("base_model") or {}).get("name"),
+                "objective": _objective_text(log["loss"]),
+                "train data": log["train_data"]["source"],
+                "examples": log["train_data"]["examples"],
+                "steps": log["steps_done"],
+                "batch size": config["batch_size"],
+                "lr": config["lr"],
+                "warm-up steps": log["warmup_steps"],
+                "seconds": round(float(log["train_seconds"]), 1),
+            }
+        )
+    return pd.DataFrame(rows).set_index("run")

@@ -1,6 +1,6 @@
-"""Chapter 12 (sbert_tutor.experiments.distance_dilemma): Platt calibration against scipy, PCA
-against an eigendecomposition, the training-set construction on hand-made data, the data split on
-the real files, and the train-and-evaluate runner on a tiny BERT (mechanics only)."""
+"""Chapter 12 (sbert_tutor.book.distance_dilemma): the training-set construction on hand-made
+data, the data split on the real files, the bootstrap table, and the train-and-evaluate runner on
+a tiny BERT (mechanics only)."""
 
 from __future__ import annotations
 
@@ -9,83 +9,15 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.optimize import minimize
 
+from sbert_tutor.book import distance_dilemma as dd
 from sbert_tutor.data.msmarco import MSMarcoData
-from sbert_tutor.experiments import distance_dilemma as dd
 from sbert_tutor.metrics import evaluate_run
+from sbert_tutor.stats import platt_scale
 from sbert_tutor.training import TrainingConfig
 from tests.conftest import needs_data, save_tiny_encoder
 
 pytestmark = pytest.mark.usefixtures("single_thread")
-
-
-# ------------------------------------------------------------------------------ Platt scaling
-def _platt_objective(w, c, y):
-    n_pos, n_neg = (y == 1).sum(), (y == 0).sum()
-    t = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
-    z = w[0] * c + w[1]
-    # cross-entropy with soft targets, written with logaddexp for stability
-    return float(np.sum(t * np.logaddexp(0, -z) + (1 - t) * np.logaddexp(0, z)))
-
-
-@pytest.mark.parametrize("separable", [False, True])
-def test_platt_scale_matches_a_generic_optimiser(separable):
-    rng = np.random.default_rng(0)
-    y = (rng.random(300) < 0.2).astype(int)
-    c = rng.normal(0.2, 0.15, 300) + (0.6 if separable else 0.15) * y
-    if separable:
-        c[y == 1] = np.maximum(c[y == 1], c[y == 0].max() + 0.01)
-    a, b = dd.platt_scale(c, y)
-    ref = minimize(
-        _platt_objective,
-        x0=[0.0, 0.0],
-        args=(c, y),
-        method="Nelder-Mead",
-        options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000},
-    )
-    # ours is at least as good a minimum as the generic optimiser's, and at the same place
-    assert _platt_objective([a, b], c, y) <= ref.fun + 1e-9
-    assert a == pytest.approx(ref.x[0], rel=1e-4, abs=1e-4)
-    assert b == pytest.approx(ref.x[1], rel=1e-4, abs=1e-4)
-    assert a > 0  # higher teacher cosine -> more likely relevant
-    assert math.isfinite(a)
-
-
-def test_platt_scale_symmetric_hand_example():
-    # two points per class, mirrored around c = 0 with equal counts: b = 0 by symmetry
-    a, b = dd.platt_scale([-1.0, -0.5, 0.5, 1.0], [0, 0, 1, 1])
-    assert b == pytest.approx(0.0, abs=1e-12)
-    assert a > 0
-
-
-@pytest.mark.parametrize(
-    ("scores", "labels", "match"),
-    [
-        ([0.1, 0.2], [1], "equal-length"),
-        ([0.1, float("nan")], [1, 0], "NaN"),
-        ([0.1, 0.2], [1, 2], "0 or 1"),
-        ([0.1, 0.2], [1, 1], "both classes"),
-    ],
-)
-def test_platt_scale_errors(scores, labels, match):
-    with pytest.raises(ValueError, match=match):
-        dd.platt_scale(scores, labels)
-
-
-# -------------------------------------------------------------------------------------- PCA
-def test_pca_2d_matches_eigendecomposition():
-    rng = np.random.default_rng(1)
-    x = rng.normal(size=(60, 8)) @ rng.normal(size=(8, 8))
-    coords, ratio = dd.pca_2d(x)
-    centred = x - x.mean(0)
-    values, vectors = np.linalg.eigh(np.cov(centred, rowvar=False))
-    order = np.argsort(values)[::-1]
-    ref = centred @ vectors[:, order[:2]]
-    for j in range(2):  # a component's sign is arbitrary
-        sign = np.sign(ref[:, j] @ coords[:, j])
-        np.testing.assert_allclose(coords[:, j], sign * ref[:, j], atol=1e-9)
-    np.testing.assert_allclose(ratio, values[order[:2]] / values.sum(), rtol=1e-9)
 
 
 # ------------------------------------------------------------------------- training sets
@@ -98,7 +30,7 @@ class BagEncoder:
     def __init__(self):
         self.calls = 0
 
-    def encode(self, texts, batch_size=64):
+    def encode(self, texts, batch_size=64, show_progress=None):
         self.calls += 1
         return np.array(
             [[t.split().count(w) + 0.1 * (i + 1) for i, w in enumerate(self.vocab)] for t in texts]
@@ -145,7 +77,7 @@ def test_build_training_sets_counts_and_teacher():
         "cat cat",
     ]
     # triplets: every positive with every kept negative (1x2 + 2x1)
-    assert sets.triplet() == [
+    assert list(sets.triplet().table.itertuples(index=False, name=None)) == [
         ("cat", "cat cat", "dog"),
         ("cat", "cat cat", "sun"),
         ("sun", "sun", "cat cat"),
@@ -156,9 +88,12 @@ def test_build_training_sets_counts_and_teacher():
     cos = emb[0] @ emb[1] / np.linalg.norm(emb[0]) / np.linalg.norm(emb[1])
     assert sets.pairs["teacher_cosine"].iloc[0] == pytest.approx(cos, abs=1e-12)
     a, b = sets.calibration
-    assert (a, b) == dd.platt_scale(sets.pairs["teacher_cosine"], sets.pairs["label"])
+    assert (a, b) == platt_scale(sets.pairs["teacher_cosine"], sets.pairs["label"])
     np.testing.assert_allclose(sets.pairs["teacher_logit"], a * sets.pairs["teacher_cosine"] + b)
-    assert sets.siamese()[0] == ("cat", "cat cat", sets.pairs["teacher_logit"].iloc[0])
+    siamese = sets.siamese()
+    first = tuple(siamese.table.iloc[0])
+    assert first == ("cat", "cat cat", sets.pairs["teacher_logit"].iloc[0])
+    assert siamese.source.startswith("distance-dilemma pairs with teacher logits")
     summary = dd.teacher_summary(sets)
     assert summary.loc["positive", "pairs"] == 3 and summary.loc["BM25 negative", "pairs"] == 3
     all_negs = dd.build_training_sets(data, BagEncoder(), negatives_per_query=None)
@@ -206,7 +141,7 @@ def test_results_grid_and_best_setup():
 
 
 def test_setup_score():
-    assert dd.setup_score("ce", {"similarity": "euclidean"}) == "euclidean"
+    assert dd.setup_score("ce_score", {"similarity": "euclidean"}) == "euclidean"
     assert dd.setup_score("triplet", {"distance": "cosine"}) == "cosine"
     with pytest.raises(ValueError, match="no ranking score"):
         dd.setup_score("triplet", {"distance": "manhattan"})
@@ -251,7 +186,10 @@ def test_run_dilemma_on_a_tiny_bert(tiny_folder):
     run = dd.run_dilemma(tiny_folder, sets, data.test, config, ks=(1, 2))
     assert set(run.records) == set(dd.SETUPS)
     assert all(log["steps_done"] == 2 for log in run.logs.values())
-    assert run.logs["Siamese / euclidean"]["loss"] == {"name": "ce", "similarity": "euclidean"}
+    assert run.logs["Siamese / euclidean"]["loss"] == {
+        "name": "ce_score",
+        "similarity": "euclidean",
+    }
     assert run.logs["Triplet / cosine"]["train_data"]["examples"] == 4
     assert run.logs["Siamese / cosine"]["train_data"]["examples"] == 6
     assert run.logs["Triplet / cosine"]["train_data"]["source"].startswith(
@@ -287,14 +225,16 @@ def test_run_dilemma_on_a_tiny_bert(tiny_folder):
     assert 0 < summary.loc["start", "PCA variance shown"] <= 1 + 1e-9
 
 
-def test_paired_bootstrap_hand_examples():
+def test_bootstrap_changes_hand_examples():
     idx = ["q1", "q2", "q3", "q4"]
     per_query = {
         "base": pd.DataFrame({"mrr@10": [0.5, 1.0, 0.0, 0.25]}, index=idx),
         "shifted": pd.DataFrame({"mrr@10": [0.6, 1.1, 0.1, 0.35]}, index=idx),
-        "mixed": pd.DataFrame({"mrr@10": [1.0, 0.5, 0.0, 0.25]}, index=idx[::-1][::-1]),
+        # q1 1.0, q2 0.5, q3 0.0, q4 0.25, stored in reverse query order: matched by id, the
+        # changes are +0.5, -0.5, 0, 0 (by position they would be -0.25, -1, +0.5, +0.75)
+        "mixed": pd.DataFrame({"mrr@10": [0.25, 0.0, 0.5, 1.0]}, index=idx[::-1]),
     }
-    out = dd.paired_bootstrap(per_query, "base", n_resamples=500)
+    out = dd.bootstrap_changes(per_query, "base", n_resamples=500)
     # a constant per-query change: every resample has the same mean, the interval is a point
     assert out.loc["shifted", "mrr@10 change"] == pytest.approx(0.1)
     assert out.loc["shifted", "95% low"] == pytest.approx(0.1)
@@ -305,7 +245,7 @@ def test_paired_bootstrap_hand_examples():
     assert out.loc["mixed", "95% low"] < 0 < out.loc["mixed", "95% high"]
     assert (out.loc["mixed", "queries better"], out.loc["mixed", "queries worse"]) == (1, 1)
     with pytest.raises(KeyError, match="no per-query results"):
-        dd.paired_bootstrap(per_query, "nope")
+        dd.bootstrap_changes(per_query, "nope")
 
 
 def test_target_cosines_and_shift():

@@ -1,4 +1,4 @@
-r"""Why cross-encoders do not scale: measured pair-scoring cost vs a bi-encoder (book chapter 2).
+r"""Why cross-encoders do not scale: measured pair-scoring cost vs a bi-encoder (chapters 2, 13).
 
 To find the most similar pair among :math:`n` sentences, a cross-encoder must run the full
 transformer on every pair: :math:`\binom{n}{2} = n(n-1)/2` forward passes, :math:`O(n^2)`.
@@ -19,7 +19,6 @@ its timing does not depend on whether the head was trained, so a fresh head is u
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -28,13 +27,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-#: The SBERT paper (Reimers & Gurevych, 2019, section 1): 10,000 sentences, V100 GPU.
-PAPER_CLAIM = {
-    "n": 10_000,
-    "cross_encoder_hours": 65.0,
-    "sbert_seconds": 5.0,
-    "hardware": "V100 GPU",
-}
+from sbert_tutor.book.published import SBERT_COST_CLAIM
+from sbert_tutor.book.speed import median_seconds
+from sbert_tutor.encoder import SentenceEncoder
 
 
 @dataclass(frozen=True)
@@ -53,16 +48,13 @@ class CostRates:
         return asdict(self)
 
 
-def _median_rate(work: Callable[[], None], items: int, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return items / float(np.median(times))
+def _median_rate(work: Callable[[], Any], items: int, repeats: int) -> float:
+    return items / median_seconds(work, repeats)[0]
 
 
-def cross_encoder_like(encoder: Any) -> Callable[[Sequence[str], Sequence[str], int], torch.Tensor]:
+def cross_encoder_like(
+    encoder: SentenceEncoder,
+) -> Callable[[Sequence[str], Sequence[str], int], torch.Tensor]:
     """A pair scorer that runs ``encoder``'s transformer on concatenated pairs, plus a 1-logit head."""
     model, tokenizer = encoder.model, encoder.tokenizer
     head = torch.nn.Linear(model.config.hidden_size, 1).to(encoder.device)
@@ -87,7 +79,7 @@ def cross_encoder_like(encoder: Any) -> Callable[[Sequence[str], Sequence[str], 
 
 
 def measure_rates(
-    encoder: Any,
+    encoder: SentenceEncoder,
     sentences1: Sequence[str],
     sentences2: Sequence[str],
     n_sentences: int,
@@ -148,18 +140,18 @@ def humanize_seconds(seconds: float) -> str:
 
 def compare_with_paper(rates: CostRates, hardware: str) -> pd.DataFrame:
     """Our extrapolation at the paper's n = 10,000 beside the SBERT paper's claim (labelled)."""
-    ours = extrapolate(rates, [PAPER_CLAIM["n"]]).iloc[0]
+    ours = extrapolate(rates, [SBERT_COST_CLAIM["n"]]).iloc[0]
     rows = [
         {
             "method": "cross-encoder (BERT on every pair)",
-            "paper (V100, published)": f"{PAPER_CLAIM['cross_encoder_hours']:g} h",
+            "paper (V100, published)": f"{SBERT_COST_CLAIM['cross_encoder_hours']:g} h",
             f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
                 ours["cross_encoder_s"]
             ),
         },
         {
             "method": "bi-encoder (SBERT: encode + cosine)",
-            "paper (V100, published)": f"{PAPER_CLAIM['sbert_seconds']:g} s",
+            "paper (V100, published)": f"{SBERT_COST_CLAIM['sbert_seconds']:g} s",
             f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
                 ours["bi_encoder_s"]
             ),

@@ -1,4 +1,4 @@
-r"""Measuring speed honestly (book chapter: computational efficiency).
+r"""Measuring speed honestly (chapter 13, computational efficiency).
 
 Throughput is sentences per second, :math:`n / t`, with :math:`t` the *median* wall time over
 ``repeats`` runs. When a reference library is compared, both run in the same process on the same
@@ -13,13 +13,22 @@ close to every :math:`\ell_i` of the batch.
 
 from __future__ import annotations
 
+import json
+import random
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import torch
+
+from sbert_tutor.data import load_sts
+from sbert_tutor.data._files import local_file, local_root, read_tsv
+from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.search import semantic_search
 
 EncodeFn = Callable[[Sequence[str], int], np.ndarray]
 
@@ -52,7 +61,7 @@ def sentence_transformers_reference(model_folder: str, device: str = "cpu") -> E
 
 
 def encode_throughput(
-    encoder: Any,
+    encoder: SentenceEncoder,
     sentences: Sequence[str],
     batch_sizes: Sequence[int] = (32, 64, 128),
     repeats: int = 3,
@@ -95,10 +104,7 @@ def encode_throughput(
             if name == reference_name:
                 row["max_abs_diff"] = float(np.abs(outputs[name] - ours).max())
             rows.append(row)
-    table = pd.DataFrame(rows)
-    table.attrs["n_sentences"] = len(sentences)
-    table.attrs["repeats"] = repeats
-    return table
+    return pd.DataFrame(rows)
 
 
 def throughput_ratios(
@@ -118,7 +124,7 @@ def throughput_ratios(
 
 
 def throughput_by_length(
-    encoder: Any,
+    encoder: SentenceEncoder,
     sentences: Sequence[str],
     bins: Sequence[int] = (0, 16, 32, 64, 128, 512),
     batch_size: int = 64,
@@ -158,10 +164,6 @@ def search_throughput(
     dense matmul + ``topk`` (which materialises the ``[queries, n]`` score matrix). Same data, same
     top-1 is checked.
     """
-    import torch
-
-    from sbert_tutor.search import semantic_search
-
     rng = np.random.default_rng(seed)
     corpus = rng.standard_normal((n, dim), dtype=np.float32)
     corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
@@ -206,10 +208,7 @@ def recorded_results(name: str, folder: str | None = None) -> dict[str, Any] | N
     carry their own provenance (git sha, hardware, packages, data hashes, command), shown with
     them: e.g. ``encode_cpu_2threads`` (``benchmarks/encode.py --json``) or ``encode_gpu``.
     """
-    import json
-    from pathlib import Path
-
-    base = Path(folder) if folder else Path(__file__).resolve().parents[1] / RESULTS_FOLDER
+    base = Path(folder) if folder else Path(__file__).resolve().parents[2] / RESULTS_FOLDER
     path = base / f"{name}.json"
     return json.loads(path.read_text()) if path.is_file() else None
 
@@ -241,3 +240,26 @@ def recorded_encode_summary(record: Mapping[str, Any]) -> tuple[pd.DataFrame, pd
         name=record.get("model"),
     )
     return table, how
+
+
+def mixed_length_sentences(
+    n_sts: int = 1500, n_passages: int = 500, seed: int = 0
+) -> tuple[list[str], list[str]]:
+    """Up to ``n_sts`` distinct STSb test sentences and ``n_passages`` MS MARCO passages, shuffled.
+
+    Passages come from ``msmarco/corpus_mini.tsv`` of ``SBERT_TUTOR_DATA`` (skipped when the data
+    come from the hub). Returns the sentences and the data files read.
+    """
+    stsb = load_sts("stsb", "test")
+    sentences = list(dict.fromkeys(stsb.sentences1 + stsb.sentences2))[:n_sts]
+    files = [str(f) for f in stsb.files]
+    root = local_root()
+    if root is not None and n_passages:
+        corpus = local_file(root, "msmarco/corpus_mini.tsv")
+        files.append(str(corpus))
+        for i, row in enumerate(read_tsv(corpus)):
+            if i >= n_passages:
+                break
+            sentences.append(row["passage"])
+    random.Random(seed).shuffle(sentences)
+    return sentences, files

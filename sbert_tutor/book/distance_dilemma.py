@@ -1,4 +1,6 @@
-r"""Experiment of chapter 12, the *distance dilemma*: Siamese vs. Triplet SBERT for retrieval.
+r"""Chapter 12, the *distance dilemma*: Siamese vs. Triplet SBERT for retrieval (Rygaard,
+Bramsløw, Jensen and Bagger, n.d., "Distance Dilemma: Siamese vs. Triplet SBERT Networks for
+Information Retrieval", Technical University of Denmark).
 
 Four bi-encoders are fine-tuned from the same start model on the same MS MARCO queries and
 compared on a disjoint set of queries:
@@ -6,33 +8,31 @@ compared on a disjoint set of queries:
 ==========================  =========================  ==========================================
 setup                       objective                  loss (chapter 12 notation)
 ==========================  =========================  ==========================================
-Siamese / cosine            ``ce`` (cosine)            :math:`(y - \operatorname{ReLU}(\cos(q, d)))^2`
-Siamese / euclidean         ``ce`` (euclidean)         :math:`(1 - y - \lVert q - d \rVert)^2`
+Siamese / cosine            ``ce_score`` (cosine)      :math:`(y - \operatorname{ReLU}(\cos(q, d)))^2`
+Siamese / euclidean         ``ce_score`` (euclidean)   :math:`(1 - y - \lVert q - d \rVert)^2`
 Triplet / cosine            ``triplet`` (cosine)       :math:`\max(\delta_c(q, p) - \delta_c(q, n) + \varepsilon, 0)`
 Triplet / euclidean         ``triplet`` (euclidean)    :math:`\max(\lVert q - p\rVert - \lVert q - n \rVert + \varepsilon, 0)`
 ==========================  =========================  ==========================================
 
 with :math:`\delta_c = 1 - \cos` and :math:`y` the teacher's relevance probability of the pair.
 
-**Data (offline, the quick and the local full profile).** The project's data folder has no MS
-MARCO training triples (``MANIFEST.md``), so :func:`load_dilemma_data` builds them from the BM25
-top-20 candidates of the 540-query self-consistent dev subset: the first ``n_test`` queries (file
+**Data.** The local data folder (``SBERT_TUTOR_DATA``) holds only 100 toy MS MARCO training
+triples, so :func:`load_dilemma_data` builds training data from the BM25 top-20 candidates of the 540-query self-consistent dev subset: the first ``n_test`` queries (file
 order) are the test collection (their judged passages, their BM25 candidates and optionally
 random others: :func:`~sbert_tutor.data.sample_msmarco`); the *other* queries are the training
 queries, with their judged passages as positives and their non-relevant BM25 candidates as hard
 negatives. Unjudged is not the same as irrelevant: some "negatives" are unlabelled relevant
 passages (MS MARCO judges about one passage per query).
 
-**Teacher.** The paper regresses onto a cross-encoder's scores. We have no cross-encoder
-offline, so the teacher is all-MiniLM-L6-v2's cosine :math:`c`, Platt-calibrated on the
-training pairs' labels (:func:`platt_scale`): :math:`y = \sigma(a c + b)`, a relevance
-probability like a cross-encoder's. The teacher logits :math:`z = a c + b` are the ``ce``
-objective's labels.
+**Teacher.** The paper regresses onto a cross-encoder's scores. No cross-encoder is among the
+models this book uses, so the teacher is all-MiniLM-L6-v2's cosine :math:`c`, Platt-calibrated
+on the training pairs' labels (:func:`sbert_tutor.stats.platt_scale`): :math:`y = \sigma(a c +
+b)`, a relevance probability like a cross-encoder's. The teacher logits :math:`z = a c + b` are
+the ``ce_score`` objective's labels.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,23 +41,37 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.data.msmarco import MSMarcoData
+from sbert_tutor.analysis import pca_2d
+from sbert_tutor.data._files import local_file, local_root
+from sbert_tutor.data.msmarco import (
+    BM25_CANDIDATES,
+    MSMarcoData,
+    load_bm25_candidates,
+    load_msmarco,
+    sample_msmarco,
+)
+from sbert_tutor.data.table import DataTable
+from sbert_tutor.embedding import Encoder, encode_unique
+from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.evaluation.retrieval import RetrievalResult, encode_corpus, evaluate_retrieval
+from sbert_tutor.metrics import evaluate_run_per_query
+from sbert_tutor.results import Result
+from sbert_tutor.stats import paired_bootstrap, platt_scale
+from sbert_tutor.training import TrainingConfig, TrainingRecord
+from sbert_tutor.training.recipe import fit
 
 #: name -> (objective, options). Margins: SBERT's :math:`\varepsilon = 1` for the Euclidean
 #: triplet; :math:`\varepsilon = 0.5` for the cosine distance :math:`\delta_c = 1 - \cos`. On unit
 #: vectors :math:`\lVert q - d \rVert = \sqrt{2 \delta_c}`, so a pair at :math:`\delta_c = 0.5`
 #: (cosine 0.5) sits at Euclidean distance 1: both margins are the same share of that distance.
 SETUPS: dict[str, tuple[str, dict[str, Any]]] = {
-    "Siamese / cosine": ("ce", {"similarity": "cosine"}),
-    "Siamese / euclidean": ("ce", {"similarity": "euclidean"}),
+    "Siamese / cosine": ("ce_score", {"similarity": "cosine"}),
+    "Siamese / euclidean": ("ce_score", {"similarity": "euclidean"}),
     "Triplet / cosine": ("triplet", {"distance": "cosine", "margin": 0.5}),
     "Triplet / euclidean": ("triplet", {"distance": "euclidean", "margin": 1.0}),
 }
 
-#: How each setup ranks passages at test time: by the quantity its loss shaped.
-RANKING_SCORE = {"cosine": "cosine", "euclidean": "euclidean"}
-
-#: The measures of the seed paper, in its order.
+#: The measures Rygaard et al. report, in their order.
 MEASURES = ("precision", "accuracy", "mrr", "ndcg")
 
 TEACHER = "sentence-transformers/all-MiniLM-L6-v2"
@@ -112,8 +126,6 @@ def load_dilemma_data(n_test: int = 100, n_other: int | None = 0, seed: int = 0)
         DataNotFoundError: ``SBERT_TUTOR_DATA`` is unset (the BM25 candidates are local only).
         ValueError: ``n_test`` leaves no training query.
     """
-    from sbert_tutor.data.msmarco import load_bm25_candidates, load_msmarco, sample_msmarco
-
     dev = load_msmarco("msmarco-dev-subset")
     labelled = load_bm25_candidates(with_labels=True)
     ranked = {q: [p for p, _ in items] for q, items in labelled.items()}
@@ -136,10 +148,7 @@ def load_dilemma_data(n_test: int = 100, n_other: int | None = 0, seed: int = 0)
         "passages as positives, non-relevant BM25 top-20 candidates as hard negatives; test: "
         f"{len(test.queries)} other queries"
     )
-    from sbert_tutor.data._files import local_file
-    from sbert_tutor.data.msmarco import BM25_CANDIDATES, _require_root
-
-    files = (*dev.files, local_file(_require_root("the BM25 candidates"), BM25_CANDIDATES))
+    files = (*dev.files, local_file(local_root(), BM25_CANDIDATES))  # read above: root is set
     return DilemmaData(
         train_queries=train_queries,
         positives=positives,
@@ -153,44 +162,6 @@ def load_dilemma_data(n_test: int = 100, n_other: int | None = 0, seed: int = 0)
 
 
 # ------------------------------------------------------------------------------------ teacher
-def platt_scale(scores: Sequence[float], labels: Sequence[int], iterations: int = 100):
-    r"""Fit :math:`P(\text{relevant} \mid c) = \sigma(a c + b)` by Platt's method.
-
-    Minimises the cross-entropy against Platt's smoothed targets
-    :math:`t_+ = \frac{N_+ + 1}{N_+ + 2}`, :math:`t_- = \frac{1}{N_- + 2}` (which keeps
-    :math:`a` finite on separable data) by Newton's method on :math:`(a, b)`.
-
-    Returns:
-        ``(a, b)`` as floats.
-
-    Raises:
-        ValueError: lengths differ, non-finite scores, or a class is missing.
-    """
-    c = np.asarray(scores, dtype=np.float64)
-    y = np.asarray(labels, dtype=np.float64)
-    if c.shape != y.shape or c.ndim != 1:
-        raise ValueError(f"scores {c.shape} and labels {y.shape} must be equal-length vectors")
-    if not np.isfinite(c).all():
-        raise ValueError("scores contain NaN or infinity")
-    n_pos, n_neg = int((y == 1).sum()), int((y == 0).sum())
-    if n_pos + n_neg != len(y):
-        raise ValueError("labels must be 0 or 1")
-    if not n_pos or not n_neg:
-        raise ValueError(f"need both classes to calibrate, got {n_pos} positive, {n_neg} negative")
-    t = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
-    x = np.stack([c, np.ones_like(c)], axis=1)
-    w = np.array([0.0, math.log((n_pos + 1) / (n_neg + 1))])
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        grad = x.T @ (p - t)
-        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-12 * np.eye(2)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-12:
-            break
-    return float(w[0]), float(w[1])
-
-
 def target_cosines(y: Sequence[float] | np.ndarray) -> pd.DataFrame:
     r"""The cosine each Siamese loss asks a pair with teacher probability :math:`y` to have.
 
@@ -214,14 +185,15 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.clip(np.linalg.norm(x, axis=1, keepdims=True), 1e-12, None)
 
 
-def pair_cosines(encoder: Any, queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-    """Cosine of each (query, passage) pair under ``encoder`` (texts encoded once each)."""
-    texts = sorted(set(queries) | set(passages))
-    index = {t: i for i, t in enumerate(texts)}
-    emb = _unit(np.asarray(encoder.encode(texts, batch_size=64), dtype=np.float64))
-    q = emb[[index[t] for t in queries]]
-    d = emb[[index[t] for t in passages]]
-    return (q * d).sum(axis=1)
+def pair_cosines(encoder: Encoder, queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
+    """Cosine of each (query, passage) pair under ``encoder`` (texts encoded once each, in sorted
+    order: the order the chapter's recorded teacher scores were made with)."""
+    queries, passages = list(queries), list(passages)
+    emb = encode_unique(
+        encoder, [*queries, *passages], batch_size=64, show_progress=None, order="sorted"
+    )
+    emb = _unit(emb.astype(np.float64))
+    return (emb[: len(queries)] * emb[len(queries) :]).sum(axis=1)
 
 
 @dataclass
@@ -234,19 +206,27 @@ class TrainingSets:
     notes: tuple[str, ...] = field(default_factory=tuple)
     files: tuple[Any, ...] = ()  # local data files behind the examples (hashed into provenance)
 
-    def siamese(self) -> list[tuple[str, str, float]]:
-        """``(query, passage, teacher logit)`` rows for the ``ce`` objective."""
-        return list(
-            self.pairs[["query", "passage", "teacher_logit"]].itertuples(index=False, name=None)
+    def siamese(self) -> DataTable:
+        """``(query, passage, label = teacher logit)`` rows for the ``ce_score`` objective."""
+        table = self.pairs[["query", "passage", "teacher_logit"]].rename(
+            columns={"teacher_logit": "label"}
         )
+        return self._data(table, "pairs with teacher logits")
 
-    def triplet(self) -> list[tuple[str, str, str]]:
+    def triplet(self) -> DataTable:
         """``(query, positive, negative)`` rows for the ``triplet`` objective."""
-        return list(self.triplets.itertuples(index=False, name=None))
+        return self._data(self.triplets, "triplets")
+
+    def _data(self, table: pd.DataFrame, kind: str) -> DataTable:
+        return DataTable(
+            table.reset_index(drop=True),
+            source=f"distance-dilemma {kind}: " + "; ".join(self.notes),
+            files=tuple(str(f) for f in self.files),
+        )
 
 
 def build_training_sets(
-    data: DilemmaData, teacher: Any, negatives_per_query: int | None = 4
+    data: DilemmaData, teacher: Encoder, negatives_per_query: int | None = 4
 ) -> TrainingSets:
     r"""Pairs with teacher scores (Siamese) and triplets (Triplet) from the same judgements.
 
@@ -254,7 +234,7 @@ def build_training_sets(
     BM25 negatives :math:`n_1, n_2, \dots` (``None``: all). Siamese pairs are :math:`(q, p)` and
     :math:`(q, n_j)`; triplets pair each positive with each negative, :math:`(q, p, n_j)`, so
     both architectures see the same passages. The teacher's cosines are calibrated on these
-    pairs' labels (:func:`platt_scale`) into logits :math:`z = a c + b`.
+    pairs' labels (:func:`~sbert_tutor.stats.platt_scale`) into logits :math:`z = a c + b`.
     """
     if negatives_per_query is not None and negatives_per_query < 1:
         raise ValueError(f"negatives_per_query must be >= 1 or None, got {negatives_per_query}")
@@ -285,39 +265,36 @@ def build_training_sets(
 
 def teacher_summary(sets: TrainingSets) -> pd.DataFrame:
     """Mean teacher cosine and probability for positives and negatives (and their counts)."""
-    a, b = sets.calibration
     frame = sets.pairs.assign(
         teacher_probability=1 / (1 + np.exp(-sets.pairs["teacher_logit"])),
         kind=sets.pairs["label"].map({1: "positive", 0: "BM25 negative"}),
     )
     out = frame.groupby("kind")[["teacher_cosine", "teacher_probability"]].mean()
     out.insert(0, "pairs", frame.groupby("kind").size())
-    out.attrs["calibration"] = {"a": a, "b": b}
     return out
 
 
 # ------------------------------------------------------------------------------ train + test
 def setup_score(loss: str, options: Mapping[str, Any]) -> str:
-    """The ranking score matching a setup's training geometry (cosine or euclidean)."""
-    key = options.get("similarity") if loss == "ce" else options.get("distance")
-    if key not in RANKING_SCORE:
+    """The ranking score matching a setup's training geometry: the ``similarity`` of a Siamese
+    setup or the ``distance`` of a triplet one (``"cosine"`` or ``"euclidean"``)."""
+    key = options.get("similarity", options.get("distance"))
+    if key not in ("cosine", "euclidean"):
         raise ValueError(f"no ranking score for {loss} with {dict(options)}")
-    return RANKING_SCORE[key]
+    return str(key)
 
 
 def evaluate_setup(
-    encoder: Any,
+    encoder: Encoder,
     test: MSMarcoData,
     scores: Sequence[str],
     ks: Sequence[int] = (1, 5, 10),
-) -> dict[str, pd.DataFrame]:
+) -> dict[str, RetrievalResult]:
     """Retrieval metrics of one encoder on the test collection, for each ranking score.
 
     The corpus is encoded once (:func:`~sbert_tutor.evaluation.retrieval.encode_corpus`) and
     searched once per score with :func:`~sbert_tutor.evaluation.retrieval.evaluate_retrieval`.
     """
-    from sbert_tutor.evaluation.retrieval import encode_corpus, evaluate_retrieval
-
     corpus = encode_corpus(encoder, test.corpus, show_progress=False)
     return {
         score: evaluate_retrieval(
@@ -334,15 +311,23 @@ def evaluate_setup(
     }
 
 
-@dataclass
-class DilemmaRun:
-    """Results of :func:`run_dilemma`."""
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class DilemmaRun(Result):
+    """Results of :func:`run_dilemma`.
 
-    table: pd.DataFrame  # one row per (setup, measure, k)
-    per_query: dict[str, pd.DataFrame]  # setup -> one row per test query, one column a measure@k
-    records: dict[str, Any]
-    logs: dict[str, Any]
-    encoders: dict[str, Any]
+    Attributes:
+        table: one row per (setup, measure, k): ``setup``, ``architecture``, ``distance``,
+            ``measure``, ``k``, ``value``.
+        per_query: setup -> one row per test query, one column a ``measure@k``.
+        records, logs: each training run's loss curve and log (with its provenance).
+        encoders: the start model and the trained encoders (when kept).
+        seconds: training time of each setup.
+    """
+
+    per_query: dict[str, pd.DataFrame]
+    records: dict[str, TrainingRecord]
+    logs: dict[str, dict[str, Any]]
+    encoders: dict[str, SentenceEncoder]
     seconds: dict[str, float]
 
 
@@ -350,7 +335,7 @@ def run_dilemma(
     model: str,
     sets: TrainingSets,
     test: MSMarcoData,
-    config: Any,
+    config: TrainingConfig,
     setups: Mapping[str, tuple[str, Mapping[str, Any]]] | None = None,
     ks: Sequence[int] = (1, 5, 10),
     baseline: bool = True,
@@ -362,18 +347,13 @@ def run_dilemma(
     evaluated first (``baseline``) with both scores. Returns a long table with columns
     ``setup``, ``architecture``, ``distance``, ``measure``, ``k``, ``value``.
     """
-    from sbert_tutor.encoder import SentenceEncoder
-    from sbert_tutor.training.recipe import fit
-
     setups = SETUPS if setups is None else setups
-    from sbert_tutor.metrics import evaluate_run_per_query
-
     rows: list[dict[str, Any]] = []
     records, logs, encoders, seconds, per_query = {}, {}, {}, {}, {}
 
-    def add(name: str, arch: str, distance: str, table: pd.DataFrame) -> None:
+    def add(name: str, arch: str, distance: str, result: RetrievalResult) -> None:
         per_query[name] = pd.DataFrame.from_dict(
-            evaluate_run_per_query(table.attrs["run"], test.qrels, ks, test.relevance_threshold),
+            evaluate_run_per_query(result.run, test.qrels, ks, test.relevance_threshold),
             orient="index",
         )
         for measure in MEASURES:
@@ -385,34 +365,34 @@ def run_dilemma(
                         "distance": distance,
                         "measure": measure,
                         "k": int(k),
-                        "value": float(table.loc[measure, k]),
+                        "value": float(result.table.loc[measure, k]),
                     }
                 )
 
     if baseline:
         start = SentenceEncoder.from_pretrained(model)
         tables = evaluate_setup(start, test, ("cosine", "euclidean"), ks)
-        for distance, table in tables.items():
-            add(f"start model / {distance}", "start model", distance, table)
+        for distance, result in tables.items():
+            add(f"start model / {distance}", "start model", distance, result)
         if keep_encoders:
             encoders["start model"] = start
     for name, (loss, options) in setups.items():
         score = setup_score(loss, options)
-        train = sets.siamese() if loss == "ce" else sets.triplet()
+        siamese = loss == "ce_score"
+        train = sets.siamese() if siamese else sets.triplet()
         encoder = SentenceEncoder.from_pretrained(model)
         begin = time.perf_counter()
         run = fit(encoder, loss, train, config, objective_options=dict(options))
         seconds[name] = time.perf_counter() - begin
-        _record_source(run.log, sets, loss)
         records[name], logs[name] = run.record, run.log
-        arch = "Siamese" if loss == "ce" else "Triplet"
+        arch = "Siamese" if siamese else "Triplet"
         add(name, arch, score, evaluate_setup(run.encoder, test, (score,), ks)[score])
         if keep_encoders:
             encoders[name] = run.encoder
         del run
-    table = pd.DataFrame(rows)
     return DilemmaRun(
-        table=table,
+        table=pd.DataFrame(rows),
+        note=f"fractions in [0, 1]; {len(test.queries)} test queries",
         per_query=per_query,
         records=records,
         logs=logs,
@@ -421,17 +401,8 @@ def run_dilemma(
     )
 
 
-def _record_source(log: dict[str, Any], sets: TrainingSets, loss: str) -> None:
-    """Say in a run's log where its examples came from (``fit`` only sees Python rows)."""
-    from sbert_tutor.provenance import sha256_file
-
-    kind = "pairs with teacher logits" if loss == "ce" else "triplets"
-    log["train_data"]["source"] = f"distance-dilemma {kind}: " + "; ".join(sets.notes)
-    log["provenance"]["data_files"].update({str(f): sha256_file(f) for f in sets.files})
-
-
 def results_grid(table: pd.DataFrame, measures: Sequence[str] = MEASURES) -> pd.DataFrame:
-    """Wide view: one row per setup, one column per ``measure@k`` (as in the seed's tables)."""
+    """Wide view: one row per setup, one column per ``measure@k`` (as in Rygaard et al.'s tables)."""
     sub = table[table["measure"].isin(measures)].copy()
     sub["column"] = sub["measure"] + "@" + sub["k"].astype(str)
     order = [f"{m}@{k}" for m in measures for k in sorted(sub["k"].unique())]
@@ -448,52 +419,45 @@ def best_setup(table: pd.DataFrame, measure: str = "mrr", k: int = 10) -> pd.Ser
     return delta.sort_values(ascending=False).rename(f"{measure}@{k} change")
 
 
-def paired_bootstrap(
+def bootstrap_changes(
     per_query: Mapping[str, pd.DataFrame],
     baseline: str,
     metric: str = "mrr@10",
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    r"""Each setup's mean ``metric`` change over ``baseline``, with a 95% paired bootstrap interval.
+    """Each setup's mean ``metric`` change over ``baseline`` on the same test queries, with a 95%
+    paired bootstrap interval (:func:`sbert_tutor.stats.paired_bootstrap`), one row a setup.
 
-    For queries :math:`j = 1..m` and per-query values :math:`a_j` (setup) and :math:`b_j`
-    (baseline), the change is :math:`\bar\Delta = \frac1m \sum_j (a_j - b_j)`; the interval is
-    the 2.5 and 97.5 percentiles of :math:`\bar\Delta` over ``n_resamples`` resamples of the
-    queries with replacement (the same resample for both systems: a paired test). An interval
-    that contains 0 means the test queries cannot tell the two systems apart.
+    Columns: ``<metric> change``, ``95% low``, ``95% high``, ``queries better``, ``queries
+    worse``. Queries are matched by id, whatever the order of the frames.
     """
     if baseline not in per_query:
         raise KeyError(f"no per-query results for {baseline!r}; have {list(per_query)}")
     base = per_query[baseline][metric]
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(base), size=(n_resamples, len(base)))
     rows = {}
     for name, frame in per_query.items():
         if name == baseline:
             continue
-        diff = (frame[metric] - base.reindex(frame.index)).to_numpy()
-        means = diff[picks].mean(axis=1)
+        boot = paired_bootstrap(frame[metric], base, n_resamples, seed)
         rows[name] = {
-            f"{metric} change": diff.mean(),
-            "95% low": np.percentile(means, 2.5),
-            "95% high": np.percentile(means, 97.5),
-            "queries better": int((diff > 0).sum()),
-            "queries worse": int((diff < 0).sum()),
+            f"{metric} change": boot.change,
+            "95% low": boot.low,
+            "95% high": boot.high,
+            "queries better": boot.better,
+            "queries worse": boot.worse,
         }
-    out = pd.DataFrame.from_dict(rows, orient="index")
-    out.attrs.update(baseline=baseline, n_queries=len(base), n_resamples=n_resamples)
-    return out
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def bootstrap_vs_start(run: DilemmaRun, metric: str = "mrr@10", **options: Any) -> pd.DataFrame:
-    """:func:`paired_bootstrap` of every trained setup against the start model ranked with the
+    """:func:`bootstrap_changes` of every trained setup against the start model ranked with the
     same distance (cosine setups against ``start model / cosine``, and so on)."""
     parts = []
     for distance in ("cosine", "euclidean"):
         group = {k: v for k, v in run.per_query.items() if k.endswith(f"/ {distance}")}
         if len(group) > 1:
-            parts.append(paired_bootstrap(group, f"start model / {distance}", metric, **options))
+            parts.append(bootstrap_changes(group, f"start model / {distance}", metric, **options))
     return pd.concat(parts)
 
 
@@ -516,10 +480,8 @@ def target_shift(sets: TrainingSets) -> pd.DataFrame:
 # ------------------------------------------------------------------------------ embedding space
 def held_out_triplets(
     test: MSMarcoData, n: int, candidates: Mapping[str, Sequence[str]] | None = None
-):
+) -> list[tuple[str, str, str]]:
     """``n`` (query, positive, hardest BM25 negative) text triplets from the test collection."""
-    from sbert_tutor.data.msmarco import load_bm25_candidates
-
     ranked = candidates if candidates is not None else load_bm25_candidates()
     out = []
     for qid, query in test.queries.items():
@@ -532,20 +494,8 @@ def held_out_triplets(
     return out
 
 
-def pca_2d(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Project rows of ``x`` on their first two principal components (via SVD of centred x).
-
-    Returns ``(coordinates [n, 2], explained variance ratio [2])``.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    centred = x - x.mean(axis=0)
-    _, s, vt = np.linalg.svd(centred, full_matrices=False)
-    var = s**2
-    return centred @ vt[:2].T, var[:2] / var.sum()
-
-
 def triplet_geometry(
-    encoders: Mapping[str, Any], triplets: Sequence[tuple[str, str, str]]
+    encoders: Mapping[str, Encoder], triplets: Sequence[tuple[str, str, str]]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Embed (query, positive, negative) triplets with each encoder: PCA points and a summary.
 
@@ -579,96 +529,3 @@ def triplet_geometry(
             }
         )
     return pd.DataFrame(points), pd.DataFrame(rows).set_index("model")
-
-
-def plot_triplet_pca(points: pd.DataFrame, n_lines: int = 15, axes=None):
-    """One panel per model: queries, positives and negatives in PCA space (seed's Fig. 2B).
-
-    Thin lines join each of the first ``n_lines`` queries to its positive (green) and its
-    negative (red).
-    """
-    import matplotlib.pyplot as plt
-
-    models = list(dict.fromkeys(points["model"]))
-    if axes is None:
-        cols = min(3, len(models))
-        rows = math.ceil(len(models) / cols)
-        _, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.8 * rows), squeeze=False)
-        axes = axes.ravel()
-    style = {
-        "query": ("o", "tab:blue"),
-        "positive": ("^", "tab:green"),
-        "negative": ("x", "tab:red"),
-    }
-    for ax, model in zip(axes, models, strict=False):
-        sub = points[points["model"] == model]
-        wide = sub.pivot(index="triplet", columns="role", values=["pc1", "pc2"])
-        for i in wide.index[:n_lines]:
-            for role, colour in (("positive", "tab:green"), ("negative", "tab:red")):
-                ax.plot(
-                    [wide.loc[i, ("pc1", "query")], wide.loc[i, ("pc1", role)]],
-                    [wide.loc[i, ("pc2", "query")], wide.loc[i, ("pc2", role)]],
-                    color=colour,
-                    lw=0.6,
-                    alpha=0.5,
-                )
-        for role, (marker, colour) in style.items():
-            r = sub[sub["role"] == role]
-            ax.scatter(r["pc1"], r["pc2"], marker=marker, color=colour, s=16, label=role)
-        ax.set_title(model, fontsize=10)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    for ax in list(axes)[len(models) :]:
-        ax.axis("off")
-    axes[0].legend(fontsize=8, loc="best")
-    return axes
-
-
-def plot_teacher_scores(sets: TrainingSets, ax=None, bins: int = 30):
-    """Histograms of the teacher cosine for positive and BM25-negative training pairs."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.5))
-    for label, name in ((1, "positive"), (0, "BM25 negative")):
-        values = sets.pairs.loc[sets.pairs["label"] == label, "teacher_cosine"]
-        ax.hist(values, bins=bins, alpha=0.6, label=name, density=True)
-    ax.set_xlabel("teacher cosine c")
-    ax.set_ylabel("density")
-    ax.set_title("Teacher scores of the training pairs")
-    ax.legend()
-    return ax
-
-
-def plot_training_curves(run: DilemmaRun, axes=None, window: int = 5):
-    """Loss curves, one panel per architecture (a squared error and a hinge have other scales)."""
-    import matplotlib.pyplot as plt
-
-    from sbert_tutor.reporting import plot_loss_curves
-
-    if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    for ax, arch in zip(axes, ("Siamese", "Triplet"), strict=True):
-        records = {k: v for k, v in run.records.items() if k.startswith(arch)}
-        if records:
-            plot_loss_curves(records, ax=ax, window=window)
-        ax.set_title(f"{arch} objectives")
-    return axes
-
-
-def plot_results(table: pd.DataFrame, measures: Sequence[str] = MEASURES, axes=None):
-    """Each measure against k, one line per setup (start model dashed)."""
-    import matplotlib.pyplot as plt
-
-    if axes is None:
-        _, axes = plt.subplots(1, len(measures), figsize=(3.6 * len(measures), 3.4))
-    for ax, measure in zip(axes, measures, strict=True):
-        sub = table[table["measure"] == measure]
-        for setup, rows in sub.groupby("setup", sort=False):
-            dashed = rows["architecture"].iloc[0] == "start model"
-            ax.plot(rows["k"], rows["value"], marker="o", ls="--" if dashed else "-", label=setup)
-        ax.set_title(measure)
-        ax.set_xlabel("k")
-        ax.set_xticks(sorted(sub["k"].unique()))
-    axes[0].legend(fontsize=7)
-    return axes

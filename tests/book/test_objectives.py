@@ -1,4 +1,4 @@
-"""Experiments of chapters 6-8 (sbert_tutor.experiments.objectives): hand-worked gradients,
+"""The book layer of chapters 6-8 (gradients, probes, sweeps, runs): hand-worked gradients,
 label scalings, margin sweeps and probes on hand-made data; the training runners on a tiny BERT."""
 
 from __future__ import annotations
@@ -9,12 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from scipy.stats import spearmanr
 
+from sbert_tutor.book import fixed_embeddings, gradients, probes, published, reporting, runs, sweeps
+from sbert_tutor.book.reporting import measured_vs_published
 from sbert_tutor.data.sts import STSData
-from sbert_tutor.experiments import objectives as ex
-from sbert_tutor.losses import VALID_FEATURES, SoftmaxClassifier, triplet
-from sbert_tutor.reporting import measured_vs_published
+from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.losses import SoftmaxClassifier, triplet
 from sbert_tutor.training import TrainingConfig
+from sbert_tutor.training.recipe import fit
 from tests.conftest import needs_data, save_tiny_encoder
 
 FEATURE_SETS = [
@@ -36,7 +39,7 @@ def test_softmax_gradients_by_hand_worked_example():
     """u = 1, v = 3 (d = 1), W = identity on x = [u, v, |u-v|] = [1, 3, 2], label 0."""
     u, v = torch.tensor([[1.0]]), torch.tensor([[3.0]])
     weight, bias = torch.eye(3, dtype=torch.float32), torch.zeros(3)
-    out = ex.softmax_gradients_by_hand(u, v, torch.tensor([0]), weight, bias)
+    out = gradients.softmax_gradients_by_hand(u, v, torch.tensor([0]), weight, bias)
     z = torch.tensor([1.0, 3.0, 2.0])
     p = torch.exp(z) / torch.exp(z).sum()
     assert torch.allclose(out["logits"][0], z)
@@ -53,8 +56,8 @@ def test_softmax_gradients_by_hand_mean_over_the_batch():
     """Two identical examples give the same per-example gradient, halved (mean loss)."""
     u, v = torch.tensor([[1.0], [1.0]]), torch.tensor([[3.0], [3.0]])
     weight, bias = torch.eye(3), torch.zeros(3)
-    one = ex.softmax_gradients_by_hand(u[:1], v[:1], torch.tensor([0]), weight, bias)
-    two = ex.softmax_gradients_by_hand(u, v, torch.tensor([0, 0]), weight, bias)
+    one = gradients.softmax_gradients_by_hand(u[:1], v[:1], torch.tensor([0]), weight, bias)
+    two = gradients.softmax_gradients_by_hand(u, v, torch.tensor([0, 0]), weight, bias)
     assert torch.allclose(two["dlogits"][0], one["dlogits"][0] / 2)
 
 
@@ -63,7 +66,9 @@ def test_softmax_gradient_check_agrees_with_autograd(features):
     torch.manual_seed(0)
     u, v = torch.randn(5, 4, dtype=torch.float64), torch.randn(5, 4, dtype=torch.float64)
     head = SoftmaxClassifier(4, 3, features).double()
-    table = ex.softmax_gradient_check(u, v, torch.tensor([0, 1, 2, 1, 0]), head)
+    check = gradients.softmax_gradient_check(u, v, torch.tensor([0, 1, 2, 1, 0]), head)
+    assert set(check.by_hand) == {"logits", "probabilities", "dlogits", "du", "dv"}
+    table = check.table
     assert list(table.index) == ["dL/dlogits", "dL/du", "dL/dv"]
     assert (table["max |autograd - by hand|"] < 1e-12).all()
     assert (table["max |autograd|"] > 0).all()
@@ -74,7 +79,7 @@ def test_cosine_regression_gradients_worked_example():
     """u = (1, 0), v = (0, 1), y = 5: cos = 0, target 1, dL/dcos = 2 (0 - 1) = -2,
     dL/du = -2 (v_hat - 0 * u_hat) / |u| = (0, -2), dL/dv = (-2, 0)."""
     u, v = torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, 1.0]])
-    out = ex.cosine_regression_gradients_by_hand(u, v, torch.tensor([5.0]))
+    out = gradients.cosine_regression_gradients_by_hand(u, v, torch.tensor([5.0]))
     assert torch.allclose(out["cosine"], torch.tensor([0.0]))
     assert torch.allclose(out["targets"], torch.tensor([1.0]))
     assert torch.allclose(out["du"], torch.tensor([[0.0, -2.0]]))
@@ -85,7 +90,7 @@ def test_cosine_regression_gradients_worked_example():
 
 def test_cosine_regression_gradient_scales_with_one_over_the_norm():
     u, v = torch.tensor([[2.0, 0.0]]), torch.tensor([[0.0, 1.0]])
-    out = ex.cosine_regression_gradients_by_hand(u, v, torch.tensor([5.0]))
+    out = gradients.cosine_regression_gradients_by_hand(u, v, torch.tensor([5.0]))
     assert torch.allclose(out["du"], torch.tensor([[0.0, -1.0]]))  # half of the unit-norm case
 
 
@@ -95,7 +100,7 @@ def test_cosine_regression_gradient_check_agrees_and_is_orthogonal(score_range):
     u, v = torch.randn(6, 5, dtype=torch.float64), torch.randn(6, 5, dtype=torch.float64)
     lo, hi = score_range
     scores = lo + (hi - lo) * torch.rand(6, dtype=torch.float64)
-    table = ex.cosine_regression_gradient_check(u, v, scores, score_range)
+    table = gradients.cosine_regression_gradient_check(u, v, scores, score_range).table
     assert (table["max |autograd - by hand|"] < 1e-12).all()
     assert (table["max |x . dL/dx|"] < 1e-12).all()
 
@@ -103,7 +108,7 @@ def test_cosine_regression_gradient_check_agrees_and_is_orthogonal(score_range):
 # --------------------------------------------------------------------------- label scalings
 def test_target_scaling_table_worked_example():
     """cos = (0, 1), y = (0, 5)."""
-    table = ex.target_scaling_table(np.array([0.0, 1.0]), np.array([0.0, 5.0]))
+    table = sweeps.target_scaling_table(np.array([0.0, 1.0]), np.array([0.0, 5.0]))
     sbert = table.loc["y / 5 (SBERT)"]
     assert sbert["loss now"] == 0.0 and sbert["loss floor"] == 0.0
     assert sbert["unreachable targets"] == 0.0 and sbert["pairs pulled together"] == 0.0
@@ -118,7 +123,7 @@ def test_target_scaling_table_worked_example():
 
 def test_target_scaling_table_other_score_range():
     """SICK-R scores 1..5: y = 3 maps to 0.5 under the SBERT scaling."""
-    table = ex.target_scaling_table(
+    table = sweeps.target_scaling_table(
         np.array([0.5]), np.array([3.0]), score_range=(1.0, 5.0), scalings={"unit": (0.0, 1.0)}
     )
     assert table.loc["unit", "loss now"] == 0.0
@@ -130,14 +135,15 @@ def test_triplet_margin_sweep_worked_example():
     a = torch.tensor([[0.0, 0.0], [0.0, 0.0]])
     p = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
     n = torch.tensor([[3.0, 4.0], [1.0, 0.0]])
-    sweep = ex.triplet_margin_sweep(a, p, n, margins=[0.0, 1.0, 5.0], distances=["euclidean"])
+    result = sweeps.triplet_margin_sweep(a, p, n, margins=[0.0, 1.0, 5.0], distances=["euclidean"])
+    sweep = result.table
     assert sweep["active"].tolist() == [0.5, 0.5, 1.0]
     assert sweep["mean loss"].tolist() == pytest.approx([0.5, 1.0, 3.5])
     # the mean loss is exactly the library's triplet loss at that margin
     for margin, value in zip(sweep["margin"], sweep["mean loss"], strict=True):
         assert value == pytest.approx(float(triplet(a, p, n, "euclidean", margin)))
-    assert sweep.attrs["separation"]["euclidean"].tolist() == pytest.approx([4.0, -1.0])
-    assert sweep.attrs["triplets"] == 2
+    assert result.separation["euclidean"].tolist() == pytest.approx([4.0, -1.0])
+    assert result.triplets == 2
 
 
 def test_margin_beyond_two_is_never_satisfied_by_unit_vectors():
@@ -145,7 +151,7 @@ def test_margin_beyond_two_is_never_satisfied_by_unit_vectors():
     a = torch.tensor([[1.0, 0.0]])
     p = torch.tensor([[1.0, 0.0]])
     n = torch.tensor([[-1.0, 0.0]])
-    sweep = ex.triplet_margin_sweep(a, p, n, margins=[1.0, 2.0, 2.5, 5.0])
+    sweep = sweeps.triplet_margin_sweep(a, p, n, margins=[1.0, 2.0, 2.5, 5.0]).table
     for distance in ("euclidean", "cosine"):
         part = sweep[sweep["distance"] == distance]
         assert part["active"].tolist() == [0.0, 0.0, 1.0, 1.0]
@@ -159,13 +165,14 @@ def test_unit_vectors_euclidean_is_a_function_of_cosine():
     a, p, n = (
         torch.nn.functional.normalize(torch.randn(200, 8, generator=g), dim=1) for _ in "apn"
     )
-    sweep = ex.triplet_margin_sweep(a, p, n, margins=[0.0, 5.0])
+    result = sweeps.triplet_margin_sweep(a, p, n, margins=[0.0, 5.0])
+    sweep = result.table
     zero = sweep[sweep["margin"] == 0.0].set_index("distance")["active"]
     assert zero["euclidean"] == zero["cosine"] and 0 < zero["euclidean"] < 1
     five = sweep[sweep["margin"] == 5.0].set_index("distance")
     assert (five["active"] == 1.0).all()
     for distance in ("euclidean", "cosine"):
-        gap = -sweep.attrs["separation"][distance]
+        gap = -result.separation[distance]
         assert five.loc[distance, "mean loss"] == pytest.approx(5.0 + gap.mean(), abs=1e-5)
     cos = torch.cosine_similarity(a, p)
     assert torch.allclose((a - p).norm(dim=1), torch.sqrt(2 - 2 * cos), atol=1e-5)
@@ -184,17 +191,17 @@ def _equal_or_random(n: int, d: int, seed: int):
 def test_a_linear_head_on_u_v_cannot_see_whether_the_pair_agrees():
     u, v, y = _equal_or_random(400, 4, seed=0)
     ut, vt, yt = _equal_or_random(400, 4, seed=1)
-    with_diff = ex.fit_probe(u, v, y, ("u", "v", "|u-v|"), num_labels=2, l2=1e-4)
-    without = ex.fit_probe(u, v, y, ("u", "v"), num_labels=2, l2=1e-4)
-    assert ex.probe_accuracy(with_diff, ut, vt, yt) > 0.95
-    assert ex.probe_accuracy(without, ut, vt, yt) < 0.65  # near chance (0.5)
+    with_diff = probes.fit_probe(u, v, y, ("u", "v", "|u-v|"), num_labels=2, l2=1e-4)
+    without = probes.fit_probe(u, v, y, ("u", "v"), num_labels=2, l2=1e-4)
+    assert probes.probe_accuracy(with_diff, ut, vt, yt) > 0.95
+    assert probes.probe_accuracy(without, ut, vt, yt) < 0.65  # near chance (0.5)
 
 
 def test_head_block_means_reads_the_distance_weights():
     head = SoftmaxClassifier(2, 2, ("u", "|u-v|"))
     with torch.no_grad():
         head.linear.weight.copy_(torch.tensor([[1.0, 3.0, -2.0, -4.0], [0.0, 0.0, 5.0, 7.0]]))
-    means = ex.head_block_means(head, ["same", "different"])
+    means = probes.head_block_means(head, ["same", "different"])
     assert means.loc["same"].tolist() == [2.0, -3.0]
     assert means.loc["different"].tolist() == [0.0, 6.0]
 
@@ -207,16 +214,16 @@ def test_split_by_premise_keeps_premises_on_one_side():
             "label": [0, 1, 2, 0, 1, 2, 0],
         }
     )
-    train, test = ex.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
+    train, test = probes.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
     assert set(train["premise"]).isdisjoint(test["premise"])
     assert len(train) + len(test) == len(pairs)
     assert test["premise"].nunique() == 2
-    again = ex.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
+    again = probes.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
     assert again[1].equals(test)
-    small, _ = ex.split_by_premise(pairs, n_train=1, n_test=2, seed=0)
+    small, _ = probes.split_by_premise(pairs, n_train=1, n_test=2, seed=0)
     assert small["premise"].nunique() == 1
     with pytest.raises(ValueError, match="n_test"):
-        ex.split_by_premise(pairs, n_train=None, n_test=4)
+        probes.split_by_premise(pairs, n_train=None, n_test=4)
 
 
 class LookupEncoder:
@@ -240,44 +247,44 @@ def test_linear_probe_and_embed_pairs_on_a_lookup_encoder():
         rows.append((texts[i], texts[i], 0))
         rows.append((texts[i], texts[i + 1], 1))
     pairs = pd.DataFrame(rows, columns=["premise", "hypothesis", "label"])
-    train, test = ex.split_by_premise(pairs, n_train=None, n_test=10, seed=0)
+    train, test = probes.split_by_premise(pairs, n_train=None, n_test=10, seed=0)
     encoder = LookupEncoder(table)
-    u, v, y = ex.embed_pairs(encoder, train)
+    u, v, y = probes.embed_pairs(encoder, train)
     assert torch.allclose(u[0], torch.tensor(table[train["premise"][0]], dtype=torch.float32))
     assert y.tolist() == train["label"].tolist()
-    probe = ex.linear_probe(encoder, train, test, [("u", "v"), ("|u-v|",)], l2=1e-4)
-    assert list(probe.index) == ["(u, v)", "(|u-v|)"]
-    assert probe.loc["(|u-v|)", "test accuracy"] == 1.0
-    assert probe.attrs["pairs"] == {"train": len(train), "test": len(test)}
-    assert probe.attrs["majority"] == 0.5
-    assert set(probe.attrs["heads"]) == {"(u, v)", "(|u-v|)"}
+    probe = probes.linear_probe(encoder, train, test, [("u", "v"), ("|u-v|",)], l2=1e-4)
+    assert list(probe.table.index) == ["(u, v)", "(|u-v|)"]
+    assert probe.table.loc["(|u-v|)", "test accuracy"] == 1.0
+    assert probe.pairs == {"train": len(train), "test": len(test)}
+    assert probe.majority == 0.5
+    assert set(probe.heads) == {"(u, v)", "(|u-v|)"}
 
 
 # --------------------------------------------------------------------------- data helpers
 @needs_data
 def test_sts_sample_is_seeded_and_keeps_data_order():
-    full = ex.sts_sample("stsb", "dev", None)
+    full = fixed_embeddings.sts_sample("stsb", "dev", None)
     assert len(full) == 1500
-    sample = ex.sts_sample("stsb", "dev", 50, seed=0)
+    sample = fixed_embeddings.sts_sample("stsb", "dev", 50, seed=0)
     assert len(sample) == 50 and sample.files == full.files
     assert "50 of 1500" in sample.meta["sample"]
     index = [full.sentences1.index(s) for s in sample.sentences1]
     assert index == sorted(index)
-    assert ex.sts_sample("stsb", "dev", 50, seed=0).sentences1 == sample.sentences1
-    assert ex.sts_sample("stsb", "dev", 50, seed=1).sentences1 != sample.sentences1
-    assert ex.sts_sample("stsb", "dev", 5000) is not None
+    assert fixed_embeddings.sts_sample("stsb", "dev", 50, seed=0).sentences1 == sample.sentences1
+    assert fixed_embeddings.sts_sample("stsb", "dev", 50, seed=1).sentences1 != sample.sentences1
+    assert fixed_embeddings.sts_sample("stsb", "dev", 5000) is not None
     with pytest.raises(ValueError, match="at least 2"):
-        ex.sts_sample("stsb", "dev", 1)
+        fixed_embeddings.sts_sample("stsb", "dev", 1)
 
 
 def test_embed_triplets_encodes_each_text_once_and_samples():
     table = {t: np.full(3, float(i)) for i, t in enumerate("abcdef")}
     frame = pd.DataFrame({"anchor": list("aab"), "positive": list("cde"), "negative": list("fff")})
     encoder = LookupEncoder(table)
-    a, p, n = ex.embed_triplets(encoder, frame)
+    a, p, n = fixed_embeddings.embed_triplets(encoder, frame)
     assert encoder.calls == 1
     assert a[:, 0].tolist() == [0.0, 0.0, 1.0] and n[:, 0].tolist() == [5.0, 5.0, 5.0]
-    a2, _, _ = ex.embed_triplets(encoder, frame, n=2, seed=0)
+    a2, _, _ = fixed_embeddings.embed_triplets(encoder, frame, n=2, seed=0)
     assert a2.shape == (2, 3)
 
 
@@ -309,28 +316,50 @@ NLI_ROWS = [
 
 def test_feature_ablation_on_a_tiny_bert(tiny_folder):
     config = TrainingConfig(max_steps=2, batch_size=4, show_progress=False, eval_before=False)
-    table = ex.feature_ablation(
+    ablation = runs.feature_ablation(
         tiny_folder, [("u", "v"), ("u", "v", "|u-v|")], NLI_ROWS, config, _tiny_sts()
     )
+    table = ablation.table
     assert list(table.index) == ["untrained (start model)", "(u, v)", "(u, v, |u-v|)"]
     assert table.loc["untrained (start model)", "change"] == 0.0
-    assert table["spearman"].between(-100, 100).all()
+    # the untrained row is scipy's Spearman of the start model's cosines, x100
+    start = SentenceEncoder.from_pretrained(tiny_folder, device="cpu")
+    sts = _tiny_sts()
+    u, v = start.encode(sts.sentences1), start.encode(sts.sentences2)
+    cos = (u * v).sum(1) / np.linalg.norm(u, axis=1) / np.linalg.norm(v, axis=1)
+    expected = 100 * spearmanr(cos, sts.scores)[0]
+    assert table.loc["untrained (start model)", "spearman"] == pytest.approx(expected, abs=1e-6)
+    # a trained row is what fit gives for that objective, and its change is against the start
+    config_again = TrainingConfig(max_steps=2, batch_size=4, show_progress=False, eval_before=False)
+    again = fit(
+        SentenceEncoder.from_pretrained(tiny_folder),
+        "softmax",
+        NLI_ROWS,
+        config_again,
+        objective_options={"features": ("u", "v")},
+    )
+    assert table.loc["(u, v)", "spearman"] == pytest.approx(runs.sts_spearman(again.encoder, sts))
+    assert table.loc["(u, v)", "change"] == pytest.approx(
+        table.loc["(u, v)", "spearman"] - expected
+    )
     assert table.loc["(u, v)", "options"] == {"features": ("u", "v")}
-    assert set(table.attrs["records"]) == {"(u, v)", "(u, v, |u-v|)"}
-    log = table.attrs["logs"]["(u, v, |u-v|)"]
+    assert set(ablation.records) == {"(u, v)", "(u, v, |u-v|)"}
+    log = ablation.logs["(u, v, |u-v|)"]
     assert log["loss"]["features"] == ["u", "v", "|u-v|"] and log["steps_done"] == 2
-    assert "provenance" in log and table.attrs["eval_data"] == "stsb/dev: all 5 pairs"
+    assert "provenance" in log and ablation.eval_data == "stsb/dev: all 5 pairs"
     assert all(math.isfinite(x) for x in table["final_loss"].iloc[1:])
-    summary = ex.run_summary(table.attrs["logs"])
+    summary = reporting.run_summary(ablation.logs)
     assert list(summary.index) == ["(u, v)", "(u, v, |u-v|)"]
     assert summary["steps"].tolist() == [2, 2] and summary["batch size"].tolist() == [4, 4]
     assert summary.loc["(u, v)", "objective"] == "softmax (num_labels=3; features=u, v)"
-    rows = ex.variant_rows(table, "STSb dev", setup_prefix="softmax ")
+    rows = runs.variant_rows(ablation, "STSb dev", setup_prefix="softmax ")
     assert [r["setup"] for r in rows] == ["softmax (u, v)", "softmax (u, v, |u-v|)"]
     assert rows[0]["value"] == table.loc["(u, v)", "spearman"]
-    with_base = ex.variant_rows(table, "STSb dev", "softmax ", baseline_setup="tiny, untrained")
+    with_base = runs.variant_rows(
+        ablation, "STSb dev", "softmax ", baseline_setup="tiny, untrained"
+    )
     assert [r["setup"] for r in with_base][0] == "tiny, untrained" and len(with_base) == 3
-    frame = measured_vs_published(rows, ex.published_table6_rows([("u", "v")]))
+    frame = measured_vs_published(rows, published.published_table6_rows([("u", "v")]))
     assert len(frame) == 3 and frame["kind"].iloc[-1].startswith("published: Reimers")
 
 
@@ -342,7 +371,9 @@ def test_train_variants_trains_a_fresh_model_per_variant(tiny_folder):
         "first": ("triplet", {"distance": "euclidean", "margin": 1.0}),
         "again": ("triplet", {"distance": "euclidean", "margin": 1.0}),
     }
-    table = ex.train_variants(tiny_folder, variants, rows, config, _tiny_sts(), baseline=False)
+    table = runs.train_variants(
+        tiny_folder, variants, rows, config, _tiny_sts(), baseline=False
+    ).table
     assert "change" not in table.columns
     assert table.loc["first", "spearman"] == table.loc["again", "spearman"]
     assert table.loc["first", "final_loss"] == table.loc["again", "final_loss"]
@@ -351,34 +382,18 @@ def test_train_variants_trains_a_fresh_model_per_variant(tiny_folder):
 @needs_data
 def test_before_after_on_a_tiny_bert(tiny_folder):
     config = TrainingConfig(max_steps=2, batch_size=4, show_progress=False)
-    table, run = ex.before_after(tiny_folder, "cosine", "stsb", config, max_examples=16)
+    result = runs.before_after(tiny_folder, "cosine", "stsb", config, max_examples=16)
+    table, run = result.table, result.run
     assert list(table.index) == ["STSb"]
     assert table.loc["STSb", "change"] == pytest.approx(
         table.loc["STSb", "after"] - table.loc["STSb", "before"]
     )
     assert run.log["steps_done"] == 2 and run.log["train_data"]["examples"] == 16
-    assert any("sts-test" in f for f in table.attrs["provenance"]["data_files"])
-    rows = ex.before_after_rows(table, "tiny", run)
+    assert any("sts-test" in f for f in result.provenance["data_files"])
+    rows = runs.before_after_rows(result, "tiny")
     assert [r["setup"] for r in rows] == [
         "tiny, before training",
         "tiny + cosine on 16 examples, 2 steps",
     ]
     assert rows[1]["value"] == table.loc["STSb", "after"]
     assert {r["metric"] for r in rows} == {"STSb test Spearman x100"}
-
-
-# --------------------------------------------------------------------------- published numbers
-def test_published_rows_carry_their_source():
-    rows = ex.published_table6_rows() + ex.published_table2_rows() + ex.published_wikisec_rows()
-    assert all(r["source"] and isinstance(r["value"], float) for r in rows)
-    table6 = {r["setup"]: r["value"] for r in ex.published_table6_rows()}
-    assert table6["SBERT-NLI-base, softmax on (u, v, |u-v|)"] == 80.78
-    assert table6["SBERT-NLI-base, softmax on (u, v)"] == 66.04
-    assert len(table6) == 7
-    assert all(set(k) <= set(VALID_FEATURES) for k in ex.SBERT_TABLE6_CONCAT)
-    assert [r["value"] for r in ex.published_table2_rows()] == [84.67, 85.35]
-    assert "± 0.19" in ex.published_table2_rows()[0]["setup"]
-    with pytest.raises(KeyError):
-        ex.published_table6_rows([("v",)])
-    frame = measured_vs_published([], ex.published_wikisec_rows())
-    assert frame["kind"].str.startswith("published:").all()

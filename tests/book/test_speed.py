@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from sbert_tutor import SentenceEncoder
-from sbert_tutor.speed import encode_throughput, throughput_by_length, throughput_ratios
+from sbert_tutor.book.speed import encode_throughput, throughput_by_length, throughput_ratios
 
 
 @pytest.fixture()
@@ -64,9 +64,11 @@ def test_throughput_by_length_groups_by_tokens(tiny):
 def test_recorded_results_and_encode_summary(tmp_path):
     import json
 
-    from sbert_tutor.speed import recorded_encode_summary, recorded_results
+    from sbert_tutor.book.speed import recorded_encode_summary, recorded_results
 
     assert recorded_results("absent", folder=str(tmp_path)) is None
+    # the default folder is the repository's benchmarks/results, which holds the recorded CPU run
+    assert recorded_results("encode_cpu_2threads")["provenance"]["git"]["sha"]
     record = {
         "model": "m",
         "n_sentences": 10,

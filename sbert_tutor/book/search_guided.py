@@ -1,4 +1,6 @@
-r"""Chapter 11: contrastive learning guided by semantic search, beside SimCSE's dropout positives.
+r"""Chapter 11: contrastive learning guided by semantic search (Oh, Kim and Lim, n.d., "Guidance
+by Semantic Search for Contrastive Learning of Sentence Embeddings"), beside SimCSE's dropout
+positives (Gao et al., 2021).
 
 Unlabelled sentences get a positive partner in one of two ways, and the student is trained with
 the in-batch contrastive objective (:func:`~sbert_tutor.losses.in_batch_contrastive`):
@@ -16,15 +18,22 @@ the in-batch contrastive objective (:func:`~sbert_tutor.losses.in_batch_contrast
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from sbert_tutor.data import STSData, load_sts
+from sbert_tutor.data.table import DataTable
+from sbert_tutor.embedding import Encoder
+from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.search import semantic_search
+from sbert_tutor.stats import seeded_subset
+from sbert_tutor.training import embed_rows
 
-def _sentences(data: Any) -> set[str]:
+
+def _sentences(data: STSData) -> set[str]:
     return {s.strip() for s in [*data.sentences1, *data.sentences2]}
 
 
@@ -33,8 +42,8 @@ def unlabeled_pool(
     split: str = "train",
     n: int | None = None,
     seed: int = 0,
-    exclude: Any = None,
-) -> pd.DataFrame:
+    exclude: STSData | None = None,
+) -> DataTable:
     """Distinct sentences of an STS split, scores and pairing dropped; a seeded sample of ``n``.
 
     Args:
@@ -44,12 +53,10 @@ def unlabeled_pool(
         exclude: an ``STSData`` (e.g. the evaluation's test split) whose sentences are removed
             from the pool before sampling, so that no evaluation sentence is trained on.
 
-    Returns a one-column DataFrame (``sentence``) whose ``attrs`` keep the source and the files
-    read (for provenance). Sentences are drawn one by one, not as pairs, so a sentence's STS
-    partner is in the pool only by chance.
+    Returns a one-column :class:`~sbert_tutor.data.table.DataTable` (``sentence``) with its
+    source and the files read (for provenance). Sentences are drawn one by one, not as pairs, so
+    a sentence's STS partner is in the pool only by chance.
     """
-    from sbert_tutor.data import load_sts
-
     data = load_sts(task, split)
     unique = list(dict.fromkeys(s.strip() for s in [*data.sentences1, *data.sentences2]))
     unique = [s for s in unique if s]
@@ -60,24 +67,20 @@ def unlabeled_pool(
         steps.append(f"{len(unique) - len(kept)} also in {exclude.name}/{exclude.split} removed")
         unique = kept
     if n is not None and n < len(unique):
-        keep = np.sort(np.random.default_rng(seed).choice(len(unique), n, replace=False))
-        unique = [unique[i] for i in keep]
+        unique = [unique[i] for i in seeded_subset(len(unique), n, seed)]
         steps.append(f"{n} sampled with seed {seed}")
-    frame = pd.DataFrame({"sentence": unique})
-    frame.attrs.update(
-        {
-            "source": f"{data.name}/{data.split} sentences, scores and pairing dropped "
-            f"({', '.join(steps)}; {data.source})",
-            "files": [str(f) for f in data.files],
-        }
+    return DataTable(
+        pd.DataFrame({"sentence": unique}),
+        source=f"{data.name}/{data.split} sentences, scores and pairing dropped "
+        f"({', '.join(steps)}; {data.source})",
+        files=tuple(str(f) for f in data.files),
     )
-    return frame
 
 
-def pool_overlap(pool: pd.DataFrame, data: Any) -> pd.Series:
+def pool_overlap(pool: DataTable, data: STSData) -> pd.Series:
     """How many pool sentences also occur (after strip) in an evaluation set (``STSData``)."""
     evaluation = _sentences(data)
-    shared = sum(1 for s in pool["sentence"] if s.strip() in evaluation)
+    shared = sum(1 for s in pool.table["sentence"] if s.strip() in evaluation)
     return pd.Series(
         {
             "pool sentences": len(pool),
@@ -103,15 +106,14 @@ def nearest_other(indices: np.ndarray, sentences: Sequence[str]) -> list[int]:
     return out
 
 
-def encode_pool(teacher: Any, pool: pd.DataFrame, batch_size: int = 64) -> np.ndarray:
+def encode_pool(teacher: Encoder, pool: DataTable, batch_size: int = 64) -> np.ndarray:
     """The teacher's embeddings of the pool sentences, ``[n, d]`` (eval mode, encoded once)."""
-    return teacher.encode(pool["sentence"].tolist(), batch_size=batch_size, show_progress=False)
+    sentences = pool.table["sentence"].tolist()
+    return teacher.encode(sentences, batch_size=batch_size, show_progress=False)
 
 
 def _search_self(embeddings: np.ndarray, sentences: Sequence[str], top_k: int):
     """Search a pool in itself; per row, the (score, index) of the nearest other sentence."""
-    from sbert_tutor.search import semantic_search
-
     scores, indices = semantic_search(
         embeddings,
         embeddings,
@@ -123,20 +125,20 @@ def _search_self(embeddings: np.ndarray, sentences: Sequence[str], top_k: int):
 
 
 def mine_teacher_positives(
-    teacher: Any,
-    pool: pd.DataFrame,
+    teacher: SentenceEncoder,
+    pool: DataTable,
     embeddings: np.ndarray | None = None,
     top_k: int = 3,
     batch_size: int = 64,
-) -> pd.DataFrame:
+) -> DataTable:
     """Each pool sentence and its nearest other pool sentence under the ``teacher``'s cosine.
 
     ``embeddings`` (from :func:`encode_pool`) saves encoding the pool again. Returns columns
     ``sentence``, ``positive`` and ``teacher cosine``; sentences without a neighbour among the
     ``top_k`` results (only copies of themselves) are dropped. Train on
-    ``frame[["sentence", "positive"]]``.
+    ``mined.select("sentence", "positive")``.
     """
-    sentences = pool["sentence"].tolist()
+    sentences = pool.table["sentence"].tolist()
     emb = encode_pool(teacher, pool, batch_size) if embeddings is None else embeddings
     scores, indices, best = _search_self(emb, sentences, top_k)
     rows = [
@@ -144,19 +146,16 @@ def mine_teacher_positives(
         for i, c in enumerate(best)
         if c >= 0
     ]
-    frame = pd.DataFrame(rows, columns=["sentence", "positive", "teacher cosine"])
-    frame.attrs.update(
-        {
-            "source": f"{pool.attrs.get('source', 'sentence pool')}; positive = the teacher's "
-            f"nearest other pool sentence ({teacher.name})",
-            "files": list(pool.attrs.get("files", [])),
-        }
+    return DataTable(
+        pd.DataFrame(rows, columns=["sentence", "positive", "teacher cosine"]),
+        source=f"{pool.source}; positive = the teacher's nearest other pool sentence "
+        f"({teacher.name})",
+        files=pool.files,
     )
-    return frame
 
 
 def neighbour_quality(
-    pool: pd.DataFrame,
+    pool: DataTable,
     embeddings: np.ndarray,
     sizes: Sequence[int],
     seed: int = 0,
@@ -168,13 +167,13 @@ def neighbour_quality(
     the teacher cosine of each sentence's nearest other sentence is summarised (quartiles and
     mean). Uses the given embeddings; nothing is encoded.
     """
-    sentences = pool["sentence"].tolist()
+    sentences = pool.table["sentence"].tolist()
     rng = np.random.default_rng(seed)
     rows = []
     for m in sizes:
         if not 2 <= m <= len(sentences):
             raise ValueError(f"pool sizes must lie in 2..{len(sentences)}, got {m}")
-        keep = np.sort(rng.choice(len(sentences), m, replace=False))
+        keep = seeded_subset(len(sentences), m, rng)
         part = [sentences[i] for i in keep]
         scores, _, best = _search_self(embeddings[keep], part, top_k)
         cos = np.array([scores[i, c] for i, c in enumerate(best) if c >= 0])
@@ -192,29 +191,25 @@ def neighbour_quality(
     return table
 
 
-def dropout_pairs(pool: pd.DataFrame) -> pd.DataFrame:
+def dropout_pairs(pool: DataTable) -> DataTable:
     """Unsupervised SimCSE's pairs: each sentence with itself (columns ``sentence``, ``positive``)."""
-    sentences = pool["sentence"].tolist()
-    frame = pd.DataFrame({"sentence": sentences, "positive": sentences})
-    frame.attrs.update(
-        {
-            "source": f"{pool.attrs.get('source', 'sentence pool')}; positive = the same "
-            "sentence (dropout noise)",
-            "files": list(pool.attrs.get("files", [])),
-        }
+    sentences = pool.table["sentence"].tolist()
+    return DataTable(
+        pd.DataFrame({"sentence": sentences, "positive": sentences}),
+        source=f"{pool.source}; positive = the same sentence (dropout noise)",
+        files=pool.files,
     )
-    return frame
 
 
-def dropout_view_similarity(encoder: Any, sentences: Sequence[str], seed: int = 0) -> pd.DataFrame:
+def dropout_view_similarity(
+    encoder: SentenceEncoder, sentences: Sequence[str], seed: int = 0
+) -> pd.DataFrame:
     """Cosine between two copies of each sentence, encoded in one forward pass as the trainer does
     (:func:`~sbert_tutor.training.embed_rows`), in eval mode and in train mode.
 
     In eval mode dropout is off, so the copies are identical (cosine 1); in train mode each copy
     gets its own dropout mask. The encoder's mode is restored afterwards.
     """
-    from sbert_tutor.training import embed_rows
-
     rows = [(s, s) for s in sentences]
     was_training = encoder.training
     out = {}
@@ -229,18 +224,3 @@ def dropout_view_similarity(encoder: Any, sentences: Sequence[str], seed: int = 
         encoder.train(was_training)
     table = pd.DataFrame({"sentence": list(sentences), **out})
     return table
-
-
-def plot_teacher_cosines(mined: pd.DataFrame, ax=None, bins: int = 30):
-    """Histogram of the teacher's cosine between each sentence and its mined positive."""
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3.5))
-    values = mined["teacher cosine"]
-    ax.hist(values, bins=bins, range=(0.0, 1.0), color="C0", alpha=0.8)
-    ax.axvline(float(np.median(values)), color="k", ls="--", lw=1, label="median")
-    ax.set_xlabel("teacher cosine(sentence, mined positive)")
-    ax.set_ylabel("sentences")
-    ax.legend(fontsize=8)
-    return ax

@@ -11,16 +11,26 @@ import pandas as pd
 import pytest
 import torch
 
+from sbert_tutor.book import (
+    batches,
+    fixed_embeddings,
+    gradients,
+    nli_groups,
+    published,
+    reporting,
+    runs,
+    search_guided,
+    sweeps,
+)
+from sbert_tutor.book.published import SBERT_TABLE1
 from sbert_tutor.data.nli import as_nli, supmpn_groups
-from sbert_tutor.experiments import contrastive as C
-from sbert_tutor.experiments import search_guided as S
-from sbert_tutor.published import SBERT_TABLE1
+from sbert_tutor.data.table import DataTable
 from tests.conftest import needs_data
 
 E = math.e
 
 
-def one_hot_batch(n: int, negatives: bool = False) -> C.FixedBatch:
+def one_hot_batch(n: int, negatives: bool = False) -> fixed_embeddings.FixedBatch:
     """Anchors = positives = the first ``n`` basis vectors; the hard negative of each is its
     opposite. Texts are ``a0, p0, n0, ...``."""
     eye = torch.eye(n)
@@ -29,7 +39,7 @@ def one_hot_batch(n: int, negatives: bool = False) -> C.FixedBatch:
     if negatives:
         cols["negative"] = [f"n{i}" for i in range(n)]
         emb["negative"] = -eye
-    return C.FixedBatch(pd.DataFrame(cols), emb)
+    return fixed_embeddings.FixedBatch(pd.DataFrame(cols), emb)
 
 
 class CountingEncoder:
@@ -55,10 +65,10 @@ def test_anchor_gradient_by_hand_two_orthonormal_pairs():
     # scale 1, a = p = I_2: row 0 softmax is (e, 1) / (e + 1), weights P - onehot = (-1, 1) / (e + 1)
     # pull/push = (-1, 1)/(e+1) - (-1/(e+1)) * a_0 = (0, 1/(e+1)); times s / N = 1/2
     a = torch.eye(2, dtype=torch.float64)
-    grad = C.mnrl_anchor_gradient(a, a.clone(), scale=1.0)
+    grad = gradients.mnrl_anchor_gradient(a, a.clone(), scale=1.0)
     expected = torch.tensor([[0.0, 0.5 / (E + 1)], [0.5 / (E + 1), 0.0]], dtype=torch.float64)
     torch.testing.assert_close(grad, expected)
-    torch.testing.assert_close(C.mnrl_autograd_gradient(a, a.clone(), scale=1.0), expected)
+    torch.testing.assert_close(gradients.mnrl_autograd_gradient(a, a.clone(), scale=1.0), expected)
 
 
 def test_anchor_gradient_matches_autograd_with_hard_negatives_and_unnormalised_inputs():
@@ -67,10 +77,10 @@ def test_anchor_gradient_matches_autograd_with_hard_negatives_and_unnormalised_i
     p = torch.randn(5, 4, generator=g, dtype=torch.float64)
     q = torch.randn(5, 2, 4, generator=g, dtype=torch.float64)
     for scale in (1.0, 20.0):
-        hand = C.mnrl_anchor_gradient(a, p, q, scale)
-        auto = C.mnrl_autograd_gradient(a, p, q, scale)
+        hand = gradients.mnrl_anchor_gradient(a, p, q, scale)
+        auto = gradients.mnrl_autograd_gradient(a, p, q, scale)
         assert torch.allclose(hand, auto, atol=1e-12)
-    table = C.mnrl_gradient_check(a.float(), p.float(), q.float(), scales=(1.0, 20.0))
+    table = gradients.mnrl_gradient_check(a.float(), p.float(), q.float(), scales=(1.0, 20.0))
     assert list(table["candidates K"]) == [15, 15]
     assert (table["max |by hand - autograd|"] < 1e-12).all()
 
@@ -79,14 +89,14 @@ def test_anchor_gradient_is_tangent_to_the_unit_sphere():
     # the cosine does not change along a_i itself, so the gradient is orthogonal to it
     g = torch.Generator().manual_seed(1)
     a = torch.randn(4, 3, generator=g, dtype=torch.float64)
-    grad = C.mnrl_anchor_gradient(a, torch.randn(4, 3, generator=g, dtype=torch.float64))
+    grad = gradients.mnrl_anchor_gradient(a, torch.randn(4, 3, generator=g, dtype=torch.float64))
     assert torch.allclose((grad * a).sum(dim=1), torch.zeros(4, dtype=torch.float64), atol=1e-12)
 
 
 # --------------------------------------------------------------------------- scale, candidates
 def test_scale_sweep_identity_batch():
     b = one_hot_batch(3)
-    sweep = C.scale_sweep(b.anchors, b.positives, scales=(1, 20))
+    sweep = sweeps.scale_sweep(b.anchors, b.positives, scales=(1, 20))
     first = sweep.iloc[0]
     assert first["loss"] == pytest.approx(-math.log(E / (E + 2)), abs=1e-6)  # 0.5514
     assert first["p(positive)"] == pytest.approx(E / (E + 2), abs=1e-6)
@@ -98,8 +108,9 @@ def test_scale_sweep_identity_batch():
 
 def test_candidate_table_kinds_probabilities_and_gradient_weight():
     b = one_hot_batch(3, negatives=True)
-    table = C.candidate_table(b, row=1, scales=(1, 2, 3), top=2)
-    assert table.attrs["anchor"] == "a1" and table.attrs["candidates"] == 6
+    table = sweeps.candidate_table(b, row=1, scales=(1, 2, 3), top=2)
+    assert table.anchor == "a1" and table.candidates == 6
+    table = table.table
     # sorted by cosine: the own positive (cos 1) first; the own negative (cos -1) is kept though
     # not in the top 2, and comes last
     assert table.iloc[0]["kind"] == "own positive" and table.iloc[0]["candidate"] == "p1"
@@ -117,19 +128,21 @@ def test_candidate_table_kinds_probabilities_and_gradient_weight():
 # --------------------------------------------------------------------------- batch size, hard negatives
 def test_batch_size_sweep_hand_values():
     a = torch.eye(4)
-    sweep = C.batch_size_sweep(a, a.clone(), batch_sizes=(2, 4), scale=1.0)
+    sweep = sweeps.batch_size_sweep(a, a.clone(), batch_sizes=(2, 4), scale=1.0)
     assert list(sweep["batches"]) == [2, 1]
     assert sweep.iloc[0]["loss"] == pytest.approx(-math.log(E / (E + 1)), abs=1e-6)  # 0.3133
     assert sweep.iloc[1]["loss"] == pytest.approx(-math.log(E / (E + 3)), abs=1e-6)  # 0.7436
     assert list(sweep["chance log K"]) == pytest.approx([math.log(2), math.log(4)])
     assert sweep.iloc[1]["log K - loss"] == pytest.approx(math.log(4) + math.log(E / (E + 3)))
     with pytest.raises(ValueError, match="batch sizes"):
-        C.batch_size_sweep(a, a, batch_sizes=(8,))
+        sweeps.batch_size_sweep(a, a, batch_sizes=(8,))
 
 
 def test_batch_size_sweep_counts_hard_negatives_as_candidates():
     a = torch.eye(4)
-    sweep = C.batch_size_sweep(a, a.clone(), batch_sizes=(2,), scale=1.0, negatives=-a[:, None])
+    sweep = sweeps.batch_size_sweep(
+        a, a.clone(), batch_sizes=(2,), scale=1.0, negatives=-a[:, None]
+    )
     assert sweep.iloc[0]["chance log K"] == pytest.approx(math.log(4))
     # per batch: own e, other positive 1, own negative e^-1, other negative 1
     assert sweep.iloc[0]["loss"] == pytest.approx(-math.log(E / (E + 2 + 1 / E)), abs=1e-6)
@@ -137,14 +150,14 @@ def test_batch_size_sweep_counts_hard_negatives_as_candidates():
 
 def test_hard_negative_table_and_cosine_summary():
     b = one_hot_batch(2, negatives=True)
-    table = C.hard_negative_table(b, scale=1.0)
+    table = sweeps.hard_negative_table(b, scale=1.0)
     assert table.loc["in-batch negatives only", "candidates K"] == 2
     assert table.loc["+ hard negatives", "candidates K"] == 4
     assert table.loc["in-batch negatives only", "loss"] == pytest.approx(-math.log(E / (E + 1)))
     assert table.loc["+ hard negatives", "loss"] == pytest.approx(
         -math.log(E / (E + 2 + 1 / E)), abs=1e-6
     )
-    summary = C.cosine_summary(b)
+    summary = sweeps.cosine_summary(b)
     assert summary["cos(anchor, own positive)"] == pytest.approx(1.0)
     assert summary["cos(anchor, other anchors' positives)"] == pytest.approx(0.0)
     assert summary["cos(anchor, own hard negative)"] == pytest.approx(-1.0)
@@ -154,11 +167,11 @@ def test_hard_negative_table_and_cosine_summary():
 # --------------------------------------------------------------------------- fixed embeddings
 def test_distinct_rows_never_share_a_text():
     rows = [("a", "b"), ("b", "c"), ("d", "e"), ("e ", "f"), ("g", "h")]
-    chosen = C.distinct_rows(rows, None, seed=0)
+    chosen = fixed_embeddings.distinct_rows(rows, None, seed=0)
     texts = [t.strip() for i in chosen for t in rows[i]]
     assert len(texts) == len(set(texts))
     assert len(chosen) == 3  # one of {0, 1}, one of {2, 3}, and 4
-    assert len(C.distinct_rows(rows, 2, seed=3)) == 2
+    assert len(fixed_embeddings.distinct_rows(rows, 2, seed=3)) == 2
 
 
 def test_embed_fixed_encodes_each_text_once_and_maps_rows():
@@ -166,7 +179,7 @@ def test_embed_fixed_encodes_each_text_once_and_maps_rows():
         {"anchor": ["x", "y", "z"], "positive": ["xx", "yy", "zz"], "negative": ["q", "r", "s"]}
     )
     enc = CountingEncoder()
-    batch = C.embed_fixed(enc, frame, n=3, seed=0)
+    batch = fixed_embeddings.embed_fixed(enc, frame, n=3, seed=0)
     assert sorted(enc.encoded) == sorted(frame.to_numpy().ravel().tolist())
     for col in frame.columns:
         for i, text in enumerate(batch.frame[col]):
@@ -179,15 +192,15 @@ def test_embed_fixed_encodes_each_text_once_and_maps_rows():
 # --------------------------------------------------------------------------- duplicates
 def test_shared_text_pairs_by_hand():
     rows = [("a", "b"), ("c", "a"), ("d", "e"), ("b ", "f")]
-    assert C.shared_text_pairs(rows) == 2  # (0, 1) share "a", (0, 3) share "b"
-    assert C.shared_text_pairs([("a", "b"), ("c", "d")]) == 0
-    assert C.shared_text_pairs([("a", "b"), ("a", "c"), ("a", "d")]) == 3
+    assert batches.shared_text_pairs(rows) == 2  # (0, 1) share "a", (0, 3) share "b"
+    assert batches.shared_text_pairs([("a", "b"), ("c", "d")]) == 0
+    assert batches.shared_text_pairs([("a", "b"), ("a", "c"), ("a", "d")]) == 3
 
 
 def test_duplicate_report_no_duplicates_sampler_is_clean_random_is_not():
     # 12 examples sharing one premise, 36 distinct ones
     rows = [("premise", f"h{i}") for i in range(12)] + [(f"s{i}", f"t{i}") for i in range(36)]
-    report = C.duplicate_report(rows, batch_sizes=(8, 16), seed=0, epochs=2)
+    report = batches.duplicate_report(rows, batch_sizes=(8, 16), seed=0, epochs=2)
     nodup = report[report["sampler"] == "NoDuplicatesBatchSampler"]
     rand = report[report["sampler"] == "random"]
     assert (nodup["batches with a shared text %"] == 0).all()
@@ -198,13 +211,13 @@ def test_duplicate_report_no_duplicates_sampler_is_clean_random_is_not():
 
 
 def test_random_batches_cover_every_index_once():
-    plan = C.random_batches(10, 4, seed=1)
+    plan = batches.random_batches(10, 4, seed=1)
     assert [len(b) for b in plan] == [4, 4, 2]
     assert sorted(i for b in plan for i in b) == list(range(10))
 
 
 def test_text_repeats():
-    counts = C.text_repeats([("a", "b"), ("a", "c"), ("d", "a")])
+    counts = batches.text_repeats([("a", "b"), ("a", "c"), ("d", "a")])
     assert counts["examples"] == 3 and counts["distinct texts"] == 4
     assert counts["texts in more than one example"] == 1
     assert counts["most examples sharing one text"] == 3
@@ -216,7 +229,7 @@ def test_supmpn_with_one_positive_is_mnrl():
     a = torch.randn(6, 5, generator=g)
     p = torch.randn(6, 3, 5, generator=g)
     q = torch.randn(6, 2, 5, generator=g)
-    table = C.supmpn_mnrl_agreement(a, p, q, temperatures=(0.05, 1.0))
+    table = sweeps.supmpn_mnrl_agreement(a, p, q, temperatures=(0.05, 1.0))
     assert sorted(set(table["negatives Q"])) == [0, 2]
     assert (table["|difference|"] < 1e-5).all()
 
@@ -225,7 +238,7 @@ def test_denominator_breakdown_by_hand():
     # N = 2, P = 1, Q = 1, tau = 1, a = p = I, n = -I. Anchor 0's denominator:
     # own positive e, other positive e^0 = 1, own negative e^-1, other negative e^0 = 1
     a = torch.eye(2)
-    table = C.denominator_breakdown(a, a[:, None].clone(), -a[:, None], temperature=1.0)
+    table = sweeps.denominator_breakdown(a, a[:, None].clone(), -a[:, None], temperature=1.0)
     total = E + 2 + 1 / E
     share = table["share of denominator %"]
     assert share["the positive p_ik itself"] == pytest.approx(100 * E / total, abs=1e-4)
@@ -238,7 +251,7 @@ def test_denominator_breakdown_by_hand():
 
 def test_denominator_breakdown_term_counts():
     g = torch.Generator().manual_seed(3)
-    table = C.denominator_breakdown(
+    table = sweeps.denominator_breakdown(
         torch.randn(4, 3, generator=g),
         torch.randn(4, 2, 3, generator=g),
         torch.randn(4, 3, 3, generator=g),
@@ -261,8 +274,9 @@ TINY_NLI = [
 
 
 def test_premise_label_counts_by_hand():
-    table = C.premise_label_counts(as_nli(TINY_NLI))
-    assert table.attrs["premises"] == 3
+    counts = nli_groups.premise_label_counts(as_nli(TINY_NLI))
+    assert counts.premises == 3
+    table = counts.table
     # entailments per premise: P1 2, P2 1, P3 0; contradictions: P1 1, P2 2, P3 0
     assert table["entailment"].tolist() == [1, 1, 1, 0]
     assert table["contradiction"].tolist() == [1, 1, 1, 0]
@@ -273,7 +287,7 @@ def test_group_sources_by_hand():
     groups = supmpn_groups(nli, num_positives=2, num_negatives=2, seed=0)
     # P1: positives e1, e2; negatives c1 + one padded. P2: positives e3, P2 (padding);
     # negatives c2, c3. P3 has no entailment: no group.
-    table = C.group_sources(groups, nli)
+    table = nli_groups.group_sources(groups, nli)
     assert table.loc["positive_1", "entailment of the premise"] == 100.0
     assert table.loc["positive_2", "entailment of the premise"] == 50.0
     assert table.loc["positive_2", "the premise itself"] == 50.0
@@ -285,22 +299,22 @@ def test_group_sources_by_hand():
 
 # --------------------------------------------------------------------------- reporting
 def test_published_rows_carry_sources_and_match_the_sbert_table():
-    rows = C.published_stsb_rows()
-    assert all(r["source"] and r["metric"] == C.STSB_METRIC for r in rows)
+    rows = published.published_stsb_rows()
+    assert all(r["source"] and r["metric"] == published.STSB_METRIC for r in rows)
     values = {r["setup"]: r["value"] for r in rows}
     assert values["unsup-SimCSE-BERT-base (Wikipedia, dropout positives)"] == 76.85
     assert values["sup-SimCSE-BERT-base (NLI, contradiction hard negatives)"] == 84.25
     assert values["SBERT-NLI-base (softmax objective)"] == SBERT_TABLE1["SBERT-NLI-base"][5]
     with pytest.raises(KeyError, match="no published number"):
-        C.published_stsb_rows(["SupMPN-BERT-base"])
+        published.published_stsb_rows(["SupMPN-BERT-base"])
 
 
 def test_measured_rows():
     table = pd.DataFrame({"STSb test Spearman": [80.0, 81.5]}, index=["start", "MNRL"])
-    rows = C.measured_rows(table, prefix="MiniLM: ")
+    rows = runs.measured_rows(runs.RunsTable(table=table, after={}), prefix="MiniLM: ")
     assert rows == [
-        {"setup": "MiniLM: start", "metric": C.STSB_METRIC, "value": 80.0},
-        {"setup": "MiniLM: MNRL", "metric": C.STSB_METRIC, "value": 81.5},
+        {"setup": "MiniLM: start", "metric": published.STSB_METRIC, "value": 80.0},
+        {"setup": "MiniLM: MNRL", "metric": published.STSB_METRIC, "value": 81.5},
     ]
 
 
@@ -319,7 +333,7 @@ def test_provenance_table_reads_the_log():
             "train_data": {"source": "snli"},
         }
 
-    table = C.provenance_table({"run": Run()})
+    table = reporting.provenance_table({"run": Run()})
     assert table.loc["git commit", "run"] == "0123456789ab (dirty)"
     assert table.loc["data files (sha256)", "run"] == "nli/snli_dev.tsv: abcdef012345"
     assert table.loc["seed", "run"] == 42
@@ -329,7 +343,7 @@ def test_provenance_table_reads_the_log():
 def test_nearest_other_skips_self_and_copies():
     sentences = ["a", "b", "a ", "c"]
     indices = np.array([[0, 2, 1], [1, 3, 0], [2, 0, 3], [3, 3, 3]])
-    assert S.nearest_other(indices, sentences) == [2, 1, 2, -1]
+    assert search_guided.nearest_other(indices, sentences) == [2, 1, 2, -1]
 
 
 def test_mine_teacher_positives_with_a_fake_teacher():
@@ -339,9 +353,10 @@ def test_mine_teacher_positives_with_a_fake_teacher():
         "dog runs": [0.0, 1.0, 0.0],
         "a dog is running": [0.1, 0.9, 0.1],
     }
-    pool = pd.DataFrame({"sentence": list(table)})
-    pool.attrs.update({"source": "hand", "files": ["f.tsv"]})
-    mined = S.mine_teacher_positives(CountingEncoder(table), pool)
+    pool = DataTable(pd.DataFrame({"sentence": list(table)}), source="hand", files=("f.tsv",))
+    mined = search_guided.mine_teacher_positives(CountingEncoder(table), pool)
+    assert mined.files == ("f.tsv",) and "counting" in mined.source
+    mined = mined.table
     pairs = dict(zip(mined["sentence"], mined["positive"], strict=True))
     assert pairs == {
         "cat sits": "a cat is sitting",
@@ -351,7 +366,6 @@ def test_mine_teacher_positives_with_a_fake_teacher():
     }
     cos = 0.9 / math.sqrt(0.82)
     assert mined["teacher cosine"].iloc[0] == pytest.approx(cos, abs=1e-6)
-    assert mined.attrs["files"] == ["f.tsv"] and "counting" in mined.attrs["source"]
 
 
 def test_pool_overlap_counts_shared_sentences():
@@ -360,8 +374,8 @@ def test_pool_overlap_counts_shared_sentences():
     data = STSData(
         "stsb", "test", ["a b", "c"], ["d", "a b "], np.array([1.0, 2.0]), ["x", "x"], "hand"
     )
-    pool = pd.DataFrame({"sentence": ["a b", "e", "d "]})
-    counts = S.pool_overlap(pool, data)
+    pool = DataTable(pd.DataFrame({"sentence": ["a b", "e", "d "]}))
+    counts = search_guided.pool_overlap(pool, data)
     assert counts.tolist() == [
         3,
         3,
@@ -373,21 +387,23 @@ def test_mined_positives_from_given_embeddings_and_neighbour_quality():
     # four points on a line of angles: 0, 10, 80, 90 degrees; nearest others: 1, 0, 3, 2
     angles = np.deg2rad([0.0, 10.0, 80.0, 90.0])
     emb = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
-    pool = pd.DataFrame({"sentence": ["w", "x", "y", "z"]})
-    mined = S.mine_teacher_positives(CountingEncoder({}), pool, embeddings=emb)
+    pool = DataTable(pd.DataFrame({"sentence": ["w", "x", "y", "z"]}))
+    mined = search_guided.mine_teacher_positives(CountingEncoder({}), pool, embeddings=emb).table
     assert mined["positive"].tolist() == ["x", "w", "z", "y"]
     assert mined["teacher cosine"].tolist() == pytest.approx([math.cos(math.radians(10))] * 4)
-    quality = S.neighbour_quality(pool, emb, sizes=(4,), seed=0)
+    quality = search_guided.neighbour_quality(pool, emb, sizes=(4,), seed=0)
     assert quality.loc[4, "median"] == pytest.approx(math.cos(math.radians(10)))
     # a pool of 2 sentences: each one's neighbour is the other, whichever two are drawn
-    assert len(S.neighbour_quality(pool, emb, sizes=(2,), seed=1)) == 1
+    assert len(search_guided.neighbour_quality(pool, emb, sizes=(2,), seed=1)) == 1
     with pytest.raises(ValueError, match="pool sizes"):
-        S.neighbour_quality(pool, emb, sizes=(5,))
+        search_guided.neighbour_quality(pool, emb, sizes=(5,))
 
 
 def test_dropout_pairs():
-    pool = pd.DataFrame({"sentence": ["a", "b"]})
-    frame = S.dropout_pairs(pool)
+    pool = DataTable(pd.DataFrame({"sentence": ["a", "b"]}), source="hand")
+    pairs = search_guided.dropout_pairs(pool)
+    assert pairs.source.startswith("hand; positive = the same sentence")
+    frame = pairs.table
     assert frame["sentence"].tolist() == frame["positive"].tolist() == ["a", "b"]
 
 
@@ -401,7 +417,9 @@ def tiny_encoder(tiny_bert):
 
 def test_dropout_views_differ_only_in_train_mode(tiny_encoder):
     tiny_encoder.eval()
-    table = S.dropout_view_similarity(tiny_encoder, ["a short sentence", "another one here"])
+    table = search_guided.dropout_view_similarity(
+        tiny_encoder, ["a short sentence", "another one here"]
+    )
     assert np.allclose(table["cosine, eval mode"], 1.0, atol=1e-6)
     assert (table["cosine, train mode"] < 0.9999).all()
     assert not tiny_encoder.training  # mode restored
@@ -423,7 +441,7 @@ def test_trainer_encodes_in_train_mode(tiny_encoder):
             return super().forward(embeddings, labels)
 
     sentences = ["one sentence", "two sentences here", "a third", "and a fourth one"]
-    data = S.dropout_pairs(pd.DataFrame({"sentence": sentences}))
+    data = search_guided.dropout_pairs(DataTable(pd.DataFrame({"sentence": sentences})))
     config = TrainingConfig(batch_size=4, max_steps=2, show_progress=False, seed=0)
     Trainer(tiny_encoder, Recording(), data, config).train()
     assert modes == [True, True]
@@ -433,19 +451,17 @@ def test_trainer_encodes_in_train_mode(tiny_encoder):
 
 @needs_data
 def test_unlabeled_pool_is_distinct_and_seeded():
-    full = S.unlabeled_pool("stsb", "train")
-    assert full["sentence"].is_unique
-    sample = S.unlabeled_pool("stsb", "train", n=50, seed=1)
-    assert len(sample) == 50 and set(sample["sentence"]) <= set(full["sentence"])
-    assert (
-        sample["sentence"].tolist()
-        == S.unlabeled_pool("stsb", "train", n=50, seed=1)["sentence"].tolist()
-    )
-    assert sample.attrs["files"] and sample.attrs["files"][0].endswith("sts-train.tsv")
+    full = search_guided.unlabeled_pool("stsb", "train")
+    assert full.table["sentence"].is_unique
+    sample = search_guided.unlabeled_pool("stsb", "train", n=50, seed=1)
+    assert len(sample) == 50 and set(sample.table["sentence"]) <= set(full.table["sentence"])
+    again = search_guided.unlabeled_pool("stsb", "train", n=50, seed=1)
+    assert sample.table["sentence"].tolist() == again.table["sentence"].tolist()
+    assert sample.files and sample.files[0].endswith("sts-train.tsv")
     from sbert_tutor.data import load_sts
 
     test = load_sts("stsb", "test")
-    clean = S.unlabeled_pool("stsb", "train", exclude=test)
-    assert S.pool_overlap(clean, test).iloc[2] == 0
-    assert S.pool_overlap(full, test).iloc[2] == len(full) - len(clean) > 0
-    assert "removed" in clean.attrs["source"]
+    clean = search_guided.unlabeled_pool("stsb", "train", exclude=test)
+    assert search_guided.pool_overlap(clean, test).iloc[2] == 0
+    assert search_guided.pool_overlap(full, test).iloc[2] == len(full) - len(clean) > 0
+    assert "removed" in clean.source

@@ -1,0 +1,255 @@
+r"""Gradients written out by hand and checked against autograd (chapters 6, 7 and 9).
+
+Each ``*_by_hand`` function writes a chapter's derivation in tensor code, without autograd; each
+``*_check`` compares it with autograd through the library's own loss function
+(:mod:`sbert_tutor.losses`) and returns one row per gradient with the largest difference.
+
+* chapter 6, classification: :func:`softmax_gradients_by_hand`, :func:`softmax_gradient_check`;
+* chapter 7, regression: :func:`cosine_regression_gradients_by_hand`,
+  :func:`cosine_regression_gradient_check`;
+* chapter 9, MNRL: :func:`mnrl_anchor_gradient`, :func:`mnrl_gradient_check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from sbert_tutor.book.fixed_embeddings import mnrl_candidates
+from sbert_tutor.losses import (
+    DEFAULT_FEATURES,
+    SoftmaxClassifier,
+    check_features,
+    concat_features,
+    cosine_regression,
+    multiple_negatives_ranking,
+    softmax_classification,
+)
+from sbert_tutor.results import Result
+
+
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class GradientCheck(Result):
+    """One row per gradient (shape, size, largest difference) and the hand-computed tensors."""
+
+    by_hand: dict[str, Tensor]
+
+
+def softmax_gradients_by_hand(
+    u: Tensor,
+    v: Tensor,
+    labels: Tensor,
+    weight: Tensor,
+    bias: Tensor,
+    features: Sequence[str] = DEFAULT_FEATURES,
+) -> dict[str, Tensor]:
+    r"""The gradients of SBERT's classification loss, written out (chapter 6).
+
+    With :math:`x = [f_1; \dots; f_k]` the concatenated features, :math:`z = W x + b`,
+    :math:`o = \operatorname{softmax}(z)` and :math:`\mathcal{L} = -\frac1N \sum_i \log o_{i,y_i}`:
+
+    * :math:`\partial \mathcal{L} / \partial z_i = (o_i - e_{y_i}) / N`;
+    * :math:`g_i = W^\top \partial \mathcal{L} / \partial z_i`, cut into one block :math:`g^{f}`
+      per feature;
+    * :math:`\partial \mathcal{L} / \partial u = g^{u} + \operatorname{sign}(u - v) \odot g^{|u-v|}
+      + v \odot g^{u*v}` and
+      :math:`\partial \mathcal{L} / \partial v = g^{v} - \operatorname{sign}(u - v) \odot
+      g^{|u-v|} + u \odot g^{u*v}` (absent features contribute nothing).
+
+    Args:
+        u, v: ``[N, d]`` embeddings; labels: ``[N]`` class ids.
+        weight, bias: the classifier's ``[C, k*d]`` matrix and ``[C]`` bias.
+        features: the concatenated features, in order.
+
+    Returns:
+        ``{"logits", "probabilities", "dlogits", "du", "dv"}`` (no autograd involved).
+    """
+    features = check_features(features)
+    n, d = u.shape
+    x = concat_features(u, v, features)
+    logits = x @ weight.T + bias
+    probabilities = torch.softmax(logits, dim=-1)
+    onehot = F.one_hot(torch.as_tensor(labels, dtype=torch.long), logits.shape[-1]).to(u.dtype)
+    dlogits = (probabilities - onehot) / n
+    blocks = dict(zip(features, (dlogits @ weight).split(d, dim=1), strict=True))
+    zero = torch.zeros_like(u)
+    sign = torch.sign(u - v)
+    du = blocks.get("u", zero) + sign * blocks.get("|u-v|", zero) + v * blocks.get("u*v", zero)
+    dv = blocks.get("v", zero) - sign * blocks.get("|u-v|", zero) + u * blocks.get("u*v", zero)
+    return {
+        "logits": logits,
+        "probabilities": probabilities,
+        "dlogits": dlogits,
+        "du": du,
+        "dv": dv,
+    }
+
+
+def _comparison(rows: list[tuple[str, Tensor, Tensor]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "gradient": name,
+                "shape": tuple(auto.shape),
+                "max |autograd|": float(auto.abs().max()),
+                "max |autograd - by hand|": float((auto - hand).abs().max()),
+            }
+            for name, auto, hand in rows
+        ]
+    ).set_index("gradient")
+
+
+def softmax_gradient_check(
+    u: Tensor,
+    v: Tensor,
+    labels: Tensor,
+    classifier: SoftmaxClassifier,
+    features: Sequence[str] | None = None,
+) -> GradientCheck:
+    """Autograd through :func:`~sbert_tutor.losses.softmax_classification` vs the hand derivation.
+
+    Args:
+        u, v: ``[N, d]`` embeddings; labels: ``[N]`` class ids.
+        classifier: a :class:`~sbert_tutor.losses.SoftmaxClassifier` (its ``linear`` layer is read).
+        features: defaults to the classifier's own.
+
+    Returns:
+        A :class:`GradientCheck`: one row per gradient (``dL/dlogits``, ``dL/du``, ``dL/dv``):
+        shape, size and the largest difference; ``by_hand`` holds the hand-computed tensors.
+    """
+    features = tuple(features or classifier.features)
+    linear = classifier.linear
+    u_ = u.detach().clone().requires_grad_()
+    v_ = v.detach().clone().requires_grad_()
+    softmax_classification(u_, v_, labels, classifier, features).backward()
+    logits = linear(concat_features(u, v, features)).detach().requires_grad_()
+    F.cross_entropy(logits, torch.as_tensor(labels, dtype=torch.long)).backward()
+    with torch.no_grad():
+        hand = softmax_gradients_by_hand(u, v, labels, linear.weight, linear.bias, features)
+    table = _comparison(
+        [
+            ("dL/dlogits", logits.grad, hand["dlogits"]),
+            ("dL/du", u_.grad, hand["du"]),
+            ("dL/dv", v_.grad, hand["dv"]),
+        ]
+    )
+    return GradientCheck(table=table, by_hand=hand)
+
+
+def cosine_regression_gradients_by_hand(
+    u: Tensor, v: Tensor, scores: Tensor, score_range: tuple[float, float] = (0.0, 5.0)
+) -> dict[str, Tensor]:
+    r"""The gradients of SBERT's regression loss, written out (chapter 7).
+
+    With :math:`c_i = \cos(u_i, v_i)`, :math:`t_i = (y_i - y_{\min}) / (y_{\max} - y_{\min})` and
+    :math:`\mathcal{L} = \frac1N \sum_i (c_i - t_i)^2`:
+
+    .. math::
+
+        \frac{\partial \mathcal{L}}{\partial u_i} = \frac{2 (c_i - t_i)}{N}
+        \cdot \frac{1}{\lVert u_i \rVert} \bigl(\hat v_i - c_i \hat u_i\bigr),
+        \qquad \hat u = u / \lVert u \rVert,
+
+    and the same with :math:`u, v` swapped. The bracket is orthogonal to :math:`u_i`.
+
+    Returns:
+        ``{"cosine", "targets", "dcos", "du", "dv"}`` (no autograd involved).
+    """
+    lo, hi = float(score_range[0]), float(score_range[1])
+    n = u.shape[0]
+    nu = u.norm(dim=1, keepdim=True)
+    nv = v.norm(dim=1, keepdim=True)
+    u_hat, v_hat = u / nu, v / nv
+    cosine = (u_hat * v_hat).sum(dim=1)
+    targets = (torch.as_tensor(scores, dtype=u.dtype) - lo) / (hi - lo)
+    dcos = 2.0 * (cosine - targets) / n
+    c = cosine[:, None]
+    du = dcos[:, None] * (v_hat - c * u_hat) / nu
+    dv = dcos[:, None] * (u_hat - c * v_hat) / nv
+    return {"cosine": cosine, "targets": targets, "dcos": dcos, "du": du, "dv": dv}
+
+
+def cosine_regression_gradient_check(
+    u: Tensor, v: Tensor, scores: Tensor, score_range: tuple[float, float] = (0.0, 5.0)
+) -> GradientCheck:
+    """Autograd through :func:`~sbert_tutor.losses.cosine_regression` vs the hand derivation.
+
+    Returns:
+        Rows ``dL/du`` and ``dL/dv`` (as :func:`softmax_gradient_check`), plus the column
+        ``max |x . dL/dx|``: the gradient is orthogonal to its own embedding, so it is ~0.
+    """
+    u_ = u.detach().clone().requires_grad_()
+    v_ = v.detach().clone().requires_grad_()
+    cosine_regression(u_, v_, scores, score_range).backward()
+    hand = cosine_regression_gradients_by_hand(u, v, scores, score_range)
+    table = _comparison([("dL/du", u_.grad, hand["du"]), ("dL/dv", v_.grad, hand["dv"])])
+    table["max |x . dL/dx|"] = [
+        float((u * u_.grad).sum(dim=1).abs().max()),
+        float((v * v_.grad).sum(dim=1).abs().max()),
+    ]
+    return GradientCheck(table=table, by_hand=hand)
+
+
+def mnrl_anchor_gradient(
+    anchors: Tensor, positives: Tensor, negatives: Tensor | None = None, scale: float = 20.0
+) -> Tensor:
+    r""":math:`\partial \mathcal{L} / \partial a_i` of MNRL, written out (chapter 9).
+
+    With candidates :math:`c_j`, :math:`\hat x = x / \lVert x \rVert`, logits
+    :math:`z_{ij} = s \cos(a_i, c_j)` and softmax weights :math:`P_{ij}`:
+
+    .. math::
+
+        \frac{\partial \mathcal{L}}{\partial a_i} = \frac{s}{N} \sum_j (P_{ij} - \delta_{ij})
+            \frac{\hat c_j - \cos(a_i, c_j)\, \hat a_i}{\lVert a_i \rVert}
+
+    (the anchor only enters row :math:`i` of the loss). Returns ``[N, d]``.
+    """
+    candidates = mnrl_candidates(positives, negatives)
+    n = anchors.shape[0]
+    a_norm = anchors.norm(dim=1, keepdim=True)
+    a_hat = anchors / a_norm
+    c_hat = F.normalize(candidates, dim=1)
+    cos = a_hat @ c_hat.T
+    weights = torch.softmax(scale * cos, dim=1) - torch.eye(n, cos.shape[1], dtype=cos.dtype)
+    pull_push = weights @ c_hat - (weights * cos).sum(dim=1, keepdim=True) * a_hat
+    return scale / n * pull_push / a_norm
+
+
+def mnrl_autograd_gradient(
+    anchors: Tensor, positives: Tensor, negatives: Tensor | None = None, scale: float = 20.0
+) -> Tensor:
+    """The same gradient from autograd on :func:`~sbert_tutor.losses.multiple_negatives_ranking`."""
+    a = anchors.detach().clone().requires_grad_(True)
+    multiple_negatives_ranking(a, positives, negatives, scale).backward()
+    return a.grad
+
+
+def mnrl_gradient_check(
+    anchors: Tensor,
+    positives: Tensor,
+    negatives: Tensor | None = None,
+    scales: Sequence[float] = (1.0, 20.0, 100.0),
+) -> pd.DataFrame:
+    """By-hand vs autograd anchor gradient, one row a scale (float64 for a tight comparison)."""
+    a, p = anchors.double(), positives.double()
+    q = None if negatives is None else negatives.double()
+    rows = []
+    for s in scales:
+        hand = mnrl_anchor_gradient(a, p, q, s)
+        auto = mnrl_autograd_gradient(a, p, q, s)
+        rows.append(
+            {
+                "scale": float(s),
+                "anchors N": a.shape[0],
+                "candidates K": mnrl_candidates(p, q).shape[0],
+                "max |by hand - autograd|": float((hand - auto).abs().max()),
+                "max |gradient|": float(auto.abs().max()),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,177 @@
+r"""Linear probes: what a softmax head can read from each feature set of a frozen encoder (chapter 6).
+
+:func:`split_by_premise` splits NLI pairs into two sides with disjoint premises,
+:func:`linear_probe` fits one head per feature set (:func:`fit_probe`, full-batch L-BFGS on
+fixed embeddings) and :func:`head_block_means` reads a fitted head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from sbert_tutor.data.table import DataTable, as_frame
+from sbert_tutor.embedding import Encoder, encode_unique
+from sbert_tutor.losses import (
+    DEFAULT_FEATURES,
+    SoftmaxClassifier,
+    check_features,
+    concat_features,
+    feature_label,
+)
+from sbert_tutor.results import Result
+
+
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class ProbeResult(Result):
+    """:func:`linear_probe`: one row a feature set (train and test accuracy).
+
+    Attributes:
+        heads: feature-set name -> the fitted :class:`~sbert_tutor.losses.SoftmaxClassifier`.
+        majority: test accuracy of always predicting the most frequent training label.
+        pairs: ``{"train": n, "test": m}``.
+    """
+
+    heads: dict[str, SoftmaxClassifier]
+    majority: float
+    pairs: dict[str, int]
+
+
+def split_by_premise(
+    pairs: DataTable | pd.DataFrame, n_train: int | None, n_test: int, seed: int = 0
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Split NLI pairs into two sets with **disjoint premises** (every hypothesis of a premise
+    goes to the same side).
+
+    Premises are shuffled with ``numpy.random.default_rng(seed)``; the first ``n_test`` go to
+    the test side, the next ``n_train`` (``None``: all the others) to the train side. Both keep
+    data order.
+    """
+    pairs = as_frame(pairs)
+    premises = list(dict.fromkeys(pairs["premise"]))
+    if n_test < 1 or n_test >= len(premises):
+        raise ValueError(f"n_test must be in [1, {len(premises) - 1}] premises, got {n_test}")
+    order = np.random.default_rng(seed).permutation(len(premises))
+    test = {premises[i] for i in order[:n_test]}
+    rest = order[n_test:] if n_train is None else order[n_test : n_test + n_train]
+    train = {premises[i] for i in rest}
+    return (
+        pairs[pairs["premise"].isin(train)].reset_index(drop=True),
+        pairs[pairs["premise"].isin(test)].reset_index(drop=True),
+    )
+
+
+def embed_pairs(encoder: Encoder, pairs: pd.DataFrame) -> tuple[Tensor, Tensor, Tensor]:
+    """``(u, v, labels)`` of NLI pairs (columns ``premise, hypothesis, label`` with label ids),
+    every distinct text encoded once with the encoder's own normalisation."""
+    n = len(pairs)
+    emb = encode_unique(encoder, [*pairs["premise"], *pairs["hypothesis"]], batch_size=64)
+    u = torch.from_numpy(np.ascontiguousarray(emb[:n]))
+    v = torch.from_numpy(np.ascontiguousarray(emb[n:]))
+    return u, v, torch.tensor(np.asarray(pairs["label"], dtype=np.int64))
+
+
+def fit_probe(
+    u: Tensor,
+    v: Tensor,
+    labels: Tensor,
+    features: Sequence[str] = DEFAULT_FEATURES,
+    num_labels: int = 3,
+    l2: float = 1e-3,
+    max_iter: int = 100,
+    seed: int = 0,
+) -> SoftmaxClassifier:
+    r"""Fit a softmax head on **fixed** embeddings: a linear probe of the feature set.
+
+    Minimises the classification loss of :func:`~sbert_tutor.losses.softmax_classification`
+    plus :math:`\lambda \lVert W \rVert_F^2` (``l2``) with full-batch L-BFGS; the encoder is not
+    involved, so this measures what a linear head can read from the features.
+
+    Returns:
+        The trained :class:`~sbert_tutor.losses.SoftmaxClassifier` (in eval mode).
+    """
+    features = check_features(features)
+    torch.manual_seed(seed)
+    head = SoftmaxClassifier(u.shape[1], num_labels, features)
+    x = concat_features(u.detach(), v.detach(), features)
+    y = torch.as_tensor(labels, dtype=torch.long)
+    optimizer = torch.optim.LBFGS(
+        head.parameters(), lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe"
+    )
+
+    def closure() -> Tensor:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(head(x), y) + l2 * head.linear.weight.pow(2).sum()
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    return head.eval()
+
+
+def probe_accuracy(head: SoftmaxClassifier, u: Tensor, v: Tensor, labels: Tensor) -> float:
+    """Share of pairs whose arg-max class is the gold label."""
+    with torch.no_grad():
+        predicted = head(concat_features(u, v, head.features)).argmax(dim=-1)
+    return float((predicted == torch.as_tensor(labels)).double().mean())
+
+
+def linear_probe(
+    encoder: Encoder,
+    train_pairs: pd.DataFrame,
+    test_pairs: pd.DataFrame,
+    feature_sets: Sequence[Sequence[str]],
+    l2: float = 1e-3,
+    max_iter: int = 100,
+) -> ProbeResult:
+    """One linear probe (:func:`fit_probe`) per feature set, on the frozen ``encoder``.
+
+    Returns:
+        A :class:`ProbeResult`: rows named like ``"(u, v, |u-v|)"`` with ``train accuracy`` and
+        ``test accuracy``; the fitted ``heads``, the ``majority`` baseline and the ``pairs``.
+    """
+    both = pd.concat([train_pairs, test_pairs], ignore_index=True)
+    u, v, y = embed_pairs(encoder, both)
+    n = len(train_pairs)
+    rows, heads = [], {}
+    for fs in feature_sets:
+        name = feature_label(fs)
+        head = fit_probe(u[:n], v[:n], y[:n], fs, l2=l2, max_iter=max_iter)
+        heads[name] = head
+        rows.append(
+            {
+                "features": name,
+                "train accuracy": probe_accuracy(head, u[:n], v[:n], y[:n]),
+                "test accuracy": probe_accuracy(head, u[n:], v[n:], y[n:]),
+            }
+        )
+    majority = int(torch.mode(y[:n]).values)
+    return ProbeResult(
+        table=pd.DataFrame(rows).set_index("features"),
+        heads=heads,
+        majority=float((y[n:] == majority).double().mean()),
+        pairs={"train": n, "test": len(test_pairs)},
+    )
+
+
+def head_block_means(
+    classifier: SoftmaxClassifier, label_names: Sequence[str] | None = None
+) -> pd.DataFrame:
+    r"""Mean weight of each class's block of each feature, :math:`\operatorname{mean}_j W^{f}_{cj}`.
+
+    For ``|u-v|`` the sign is readable: a negative mean lowers the class's logit as the pair
+    drifts apart (the class wants the sentences close), a positive one raises it.
+    """
+    d = classifier.embedding_dim
+    blocks = classifier.linear.weight.detach().split(d, dim=1)
+    names = list(label_names) if label_names is not None else list(range(classifier.num_labels))
+    return pd.DataFrame(
+        {f: b.mean(dim=1).numpy() for f, b in zip(classifier.features, blocks, strict=True)},
+        index=pd.Index(names, name="class"),
+    )

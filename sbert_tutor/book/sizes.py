@@ -1,0 +1,218 @@
+"""How big each chapter's data and runs are, under the quick and the full profile.
+
+One frozen dataclass per chapter, so a chapter reads ``sizes.pairs`` rather than a number, and
+the quick/full choice is made once (:func:`sizes_for`). The *profile name* itself is resolved by
+the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's.
+
+* ``quick``: CPU, small real subsets, a few minutes a chapter (CI and the book build).
+* ``full``: GPU, paper-scale data and epochs.
+
+``None`` means "all" (all pairs, all queries, full epochs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sbert_tutor.profiles import PROFILES, Profile, get_profile
+from sbert_tutor.validation import check_choice
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+BERT = "bert-base-uncased"
+
+
+@dataclass(frozen=True)
+class CostSizes:
+    """Chapter 2 (the cost of cross-encoders): STSb test pairs the cross-encoder scores,
+    sentences the bi-encoder encodes, and the batch size of both."""
+
+    pairs: int
+    sentences: int
+    batch_size: int
+
+
+@dataclass(frozen=True)
+class PoolingSizes:
+    """Chapter 3 (Siamese pooling and STS): random sentence pairs behind the anisotropy estimate."""
+
+    anisotropy_pairs: int
+
+
+@dataclass(frozen=True)
+class RetrievalMetricsSizes:
+    """Chapter 4 (retrieval metrics vs k): dev-subset queries (with their BM25 top-20s), TREC DL19
+    queries (with their judged passages) and random other ``corpus_mini`` passages."""
+
+    dev_queries: int | None
+    dl19_queries: int | None
+    random_passages: int | None
+
+
+@dataclass(frozen=True)
+class MSMarcoSizes:
+    """Chapter 5 (MS MARCO): the corpus (``mini`` = ``corpus_mini.tsv``, ``full`` = the 8.8M
+    collection from the hub) and the two datasets evaluated on it."""
+
+    corpus: str
+    datasets: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class ClassificationSizes:
+    """Chapter 6 (classification): the start model, optimizer steps of each short run, batch
+    size, training examples drawn with the seed, STSb dev pairs the runs are scored on, and
+    premises of the linear probes' (train, test) sides."""
+
+    model: str
+    steps: int | None
+    batch_size: int
+    examples: int | None
+    eval_pairs: int | None
+    probe_premises: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class RegressionSizes:
+    """Chapter 7 (regression): the start model, STSb train pairs of the label-scale table, and the
+    regression run's steps (``None``: ``epochs``), epochs, batch size and training examples."""
+
+    model: str
+    scale_pairs: int | None
+    steps: int | None
+    epochs: int
+    batch_size: int
+    examples: int | None
+
+
+@dataclass(frozen=True)
+class TripletSizes:
+    """Chapter 8 (triplet): the start model, NLI triplets of the margin sweep, and the short
+    runs' steps, batch size, training examples and STSb dev pairs they are scored on."""
+
+    model: str
+    margin_triplets: int | None
+    steps: int | None
+    batch_size: int
+    examples: int | None
+    eval_pairs: int | None
+
+
+@dataclass(frozen=True)
+class MNRLSizes:
+    """Chapter 9 (MNRL): pairs encoded once for the fixed-embedding analyses, and the short run's
+    steps, batch size and training examples."""
+
+    fixed_pairs: int
+    steps: int | None
+    batch_size: int
+    examples: int | None
+
+
+@dataclass(frozen=True)
+class SupMPNSizes:
+    """Chapter 10 (SupMPN): the batch size (also the fixed batch of the denominator analysis),
+    and the short runs' steps and training examples."""
+
+    batch_size: int
+    steps: int | None
+    examples: int | None
+
+
+@dataclass(frozen=True)
+class SearchGuidedSizes:
+    """Chapter 11 (semantic-search guidance): unlabelled sentences in the pool, the student (the
+    teacher is always all-MiniLM-L6-v2; quick: the student starts as the teacher), and the runs'
+    steps and batch size."""
+
+    pool: int | None
+    student: str
+    steps: int | None
+    batch_size: int
+
+
+@dataclass(frozen=True)
+class DistanceDilemmaSizes:
+    """Chapter 12 (the distance dilemma): test queries (the first ones of the dev subset; the
+    rest train), random extra test passages beyond their judged and BM25 candidates, BM25
+    negatives per training query, the start model, optimizer steps, epochs, batch size, and
+    triplets in the PCA picture."""
+
+    test_queries: int
+    other_passages: int | None
+    negatives_per_query: int | None
+    model: str
+    steps: int | None
+    epochs: int
+    batch_size: int
+    pca_triplets: int
+
+
+@dataclass(frozen=True)
+class EfficiencySizes:
+    """Chapter 13 (computational efficiency): STSb sentences and MS MARCO passages timed, timing
+    repeats, and the corpus size of the search benchmark."""
+
+    sts_sentences: int
+    passages: int
+    repeats: int
+    search_corpus: int
+
+
+#: chapter -> (quick sizes, full sizes).
+SIZES: dict[str, tuple[Any, Any]] = {
+    "cost": (CostSizes(192, 512, 32), CostSizes(4096, 20000, 128)),
+    "pooling": (PoolingSizes(2000), PoolingSizes(20000)),
+    "retrieval_metrics": (
+        RetrievalMetricsSizes(100, 10, 0),
+        RetrievalMetricsSizes(None, None, None),
+    ),
+    "msmarco": (
+        MSMarcoSizes("mini", ("msmarco-dev-subset", "trec-dl19")),
+        MSMarcoSizes("full", ("msmarco-dev", "trec-dl19")),
+    ),
+    "classification": (
+        ClassificationSizes(MINILM, 25, 16, 1000, 500, (500, 300)),
+        ClassificationSizes(BERT, None, 16, None, None, (20000, 2000)),
+    ),
+    "regression": (
+        RegressionSizes(MINILM, 500, 60, 1, 16, 2000),
+        RegressionSizes(BERT, None, None, 4, 16, None),
+    ),
+    "triplet": (
+        TripletSizes(MINILM, 500, 25, 16, 1000, 500),
+        TripletSizes(BERT, 5000, None, 16, None, None),
+    ),
+    "mnrl": (MNRLSizes(1024, 40, 32, 1280), MNRLSizes(8192, None, 64, None)),
+    "supmpn": (SupMPNSizes(16, 40, 640), SupMPNSizes(64, None, None)),
+    "search_guided": (
+        SearchGuidedSizes(1280, MINILM, 40, 32),
+        SearchGuidedSizes(None, BERT, None, 64),
+    ),
+    "distance_dilemma": (
+        DistanceDilemmaSizes(100, 0, 2, MINILM, 32, 1, 16, 40),
+        DistanceDilemmaSizes(200, None, None, BERT, None, 1, 16, 100),
+    ),
+    "efficiency": (
+        EfficiencySizes(500, 100, 2, 100_000),
+        EfficiencySizes(5000, 2000, 5, 1_000_000),
+    ),
+}
+
+
+def sizes_for(chapter: str, profile: Profile | str | None = None) -> Any:
+    """The sizes of ``chapter`` (a key of :data:`SIZES`) under ``profile``.
+
+    ``profile``: a :class:`~sbert_tutor.profiles.Profile`, ``"quick"`` / ``"full"``, or ``None``
+    (resolved by :func:`~sbert_tutor.profiles.get_profile`).
+
+    Example:
+        >>> sizes_for("cost", "quick").pairs
+        192
+    """
+    if profile is None:
+        profile = get_profile()
+    name = profile.name if isinstance(profile, Profile) else str(profile)
+    check_choice(name, PROFILES, "profile", key=name)
+    quick, full = SIZES[check_choice(chapter, tuple(SIZES), "chapter")]
+    return quick if name == "quick" else full

@@ -1,0 +1,79 @@
+"""Teaching aids of the retrieval chapters (sbert_tutor.book.retrieval_aids), the published MS MARCO
+numbers and the retrieval figures, against hand-worked rankings."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sbert_tutor.book.published import published_msmarco
+from sbert_tutor.book.retrieval_aids import (
+    first_relevant_ranks,
+    ndcg_conventions,
+    ranking_breakdown,
+    top_passages,
+)
+from sbert_tutor.evaluation.retrieval import metrics_table
+
+
+def test_ranking_breakdown_by_hand():
+    # grades: a=3, c=1, e=2 (not retrieved); threshold 1 -> R = 3
+    ranking, grades = ["a", "b", "c", "d"], {"a": 3, "c": 1, "e": 2}
+    table = ranking_breakdown(ranking, grades)
+    assert table["rel"].tolist() == [1, 0, 1, 0]
+    assert table.loc[3, "P@i"] == pytest.approx(2 / 3)
+    assert table.loc[4, "AP@i"] == pytest.approx((1 + 2 / 3) / 3)
+    dcg = 3 + 1 / math.log2(4)
+    idcg = 3 + 2 / math.log2(3) + 1 / math.log2(4)
+    assert table.loc[4, "DCG@i"] == pytest.approx(dcg)
+    assert table.loc[4, "IDCG@i"] == pytest.approx(idcg)
+    assert table.loc[4, "nDCG@i"] == pytest.approx(dcg / idcg)
+
+
+def test_ndcg_conventions_ceiling():
+    run = {"q": {"x": 0.9, "a": 0.5}}
+    table = ndcg_conventions(run, {"q": {"a": 1}}, k=10)
+    ideal_all = sum(1 / math.log2(i + 1) for i in range(1, 11))
+    assert table.loc["trec", "perfect ranking"] == 1.0
+    assert table.loc["all_relevant", "perfect ranking"] == pytest.approx(1 / ideal_all)
+    assert table.loc["trec", "this run"] == pytest.approx(1 / math.log2(3))
+    assert table.loc["all_relevant", "this run"] == pytest.approx(1 / math.log2(3) / ideal_all)
+
+
+def test_first_relevant_ranks_and_top_passages():
+    run = {"q1": {"a": 0.9, "b": 0.8}, "q2": {"c": 0.7}}
+    qrels = {"q1": {"b": 1}, "q2": {"z": 1}, "q3": {"y": 0}}
+    ranks = first_relevant_ranks(run, qrels)
+    assert ranks["q1"] == 2 and math.isnan(ranks["q2"]) and "q3" not in ranks
+    top = top_passages(run, "q1", {"a": "alpha " * 50, "b": "beta"}, qrels, n=2, width=20)
+    assert top["pid"].tolist() == ["a", "b"] and top["grade"].tolist() == ["unjudged", 1]
+    assert len(top.loc[1, "passage"]) == 20
+    with pytest.raises(KeyError):
+        top_passages(run, "q9")
+
+
+def test_published_numbers_are_labelled():
+    published = published_msmarco()
+    table = published.table
+    assert "msmarco-MiniLM-L6-cos-v5" in table.index
+    assert table.loc["msmarco-MiniLM-L6-cos-v5", "mrr@10 (MS MARCO dev, full)"] == 0.3227
+    assert table["source"].str.contains("SBERT.net").all() and "not computed here" in published.note
+
+
+def test_plots_draw():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from sbert_tutor.book.plots import plot_first_relevant_rank, plot_metrics_vs_k
+
+    table = metrics_table({f"{m}@{k}": 0.5 for m in ("mrr", "map", "recall") for k in (1, 2, 3)})
+    ax = plot_metrics_vs_k(table)
+    assert [line.get_label() for line in ax.lines] == ["recall", "mrr", "map"]
+    assert ax.lines[2].get_linestyle() == "--"
+    ax = plot_first_relevant_rank(pd.Series([1.0, 1.0, 3.0, math.nan, 12.0]), top_k=3)
+    assert [p.get_height() for p in ax.patches] == [2, 0, 1, 2]
+    plt.close("all")

@@ -1,0 +1,106 @@
+"""The library never depends on the book layer: every module of ``sbert_tutor`` outside
+``sbert_tutor/book/`` is read with ``ast`` and none of its imports (at module level or inside a
+function) may name ``sbert_tutor.book``."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import sbert_tutor
+
+PACKAGE = Path(sbert_tutor.__file__).resolve().parent
+BOOK = "sbert_tutor.book"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """``(line, absolute module name)`` of every import in ``source``, wherever it stands.
+
+    Relative imports are resolved against ``module``; ``from pkg import name`` also yields
+    ``pkg.name`` (the name may be a submodule). ``importlib.import_module("...")`` and
+    ``__import__("...")`` with a literal name count too.
+    """
+    package = module if is_package else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.append((node.lineno, base))
+            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("import_module", "__import__") and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    found.append((node.lineno, first.value))
+    return found
+
+
+def book_imports(source: str, module: str, is_package: bool = False) -> list[str]:
+    """The imports of ``source`` that reach into the book layer, as ``"line N: name"``."""
+    return [
+        f"line {line}: {name}"
+        for line, name in imported_modules(source, module, is_package)
+        if name == BOOK or name.startswith(BOOK + ".")
+    ]
+
+
+def core_modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "book" not in p.relative_to(PACKAGE).parts)
+
+
+def test_the_core_never_imports_the_book_layer():
+    modules = core_modules()
+    assert len(modules) > 30 and (PACKAGE / "book" / "__init__.py").is_file()
+    offenders = {
+        module_name(path): hits
+        for path in modules
+        if (
+            hits := book_imports(
+                path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py"
+            )
+        )
+    }
+    assert not offenders, f"core modules import the book layer: {offenders}"
+
+
+@pytest.mark.parametrize(
+    ("source", "module", "is_package"),
+    [
+        ("from sbert_tutor.book import plots\n", "sbert_tutor.encoder", False),
+        ("import sbert_tutor.book.sizes as sizes\n", "sbert_tutor.cli", False),
+        (
+            "def f():\n    from sbert_tutor.book.published import SBERT\n",
+            "sbert_tutor.metrics",
+            False,
+        ),
+        ("def f():\n    from ..book import runs\n", "sbert_tutor.training.recipe", False),
+        ("from . import book\n", "sbert_tutor", True),
+        (
+            "import importlib\nimportlib.import_module('sbert_tutor.book.cost')\n",
+            "sbert_tutor.x",
+            False,
+        ),
+    ],
+)
+def test_the_check_finds_every_kind_of_import(source, module, is_package):
+    assert book_imports(source, module, is_package)
+
+
+def test_the_check_ignores_other_imports():
+    source = "from sbert_tutor import books_helper\nfrom .bookkeeping import x\nimport sbert_tutor.booking\n"
+    assert book_imports(source, "sbert_tutor.training.recipe") == []

@@ -1,0 +1,45 @@
+"""The README's "library in ten lines" runs as written (its code blocks, in order, one namespace)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import needs_data
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+SECTION = "## The library in ten lines"
+
+
+def readme_blocks() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    start = text.index(SECTION)
+    end = text.find("\n## ", start + len(SECTION))
+    return re.findall(r"```python\n(.*?)```", text[start : end if end > 0 else None], re.S)
+
+
+def test_the_section_has_one_block_per_task():
+    blocks = readme_blocks()
+    assert len(blocks) == 5
+    for block, name in zip(
+        blocks,
+        ["SentenceEncoder", "evaluate_sts", "fit", "semantic_search", "evaluate_run"],
+        strict=True,
+    ):
+        assert f"import {name}" in block or f", {name}" in block
+
+
+@needs_data
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_readme_blocks_run_as_written(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the training block writes my-model/ here
+    namespace: dict = {}
+    for block in readme_blocks():
+        exec(compile(block, str(README), "exec"), namespace)
+    assert namespace["vectors"].shape == (2, 384)
+    assert namespace["passages"][namespace["indices"][0][0]] == "A guitar usually has six strings."
+    assert (tmp_path / "my-model" / "modules.json").is_file()
+    assert "STSb" in capsys.readouterr().out
