@@ -152,7 +152,7 @@ def chapter_sizes(profile: Any = None) -> TransferSizes:
 # ------------------------------------------------------------------------------ recorded runs
 def recorded(name: str, folder: str | None = None) -> dict[str, Any] | None:
     """A results JSON in ``benchmarks/results`` (``None`` when absent)."""
-    from sbert_tutor.speed import recorded_results
+    from sbert_tutor.book.speed import recorded_results
 
     return recorded_results(name, folder)
 
