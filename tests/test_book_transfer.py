@@ -96,3 +96,13 @@ def test_experiment_encodes_once_per_pooling(tiny_bert):
     wide = book.experiment_wide(frame)
     assert isinstance(wide, pd.DataFrame) and list(wide.columns) == ["CR"] and len(wide) == 4
     assert (frame["mean_norm"] > 0).all()
+
+
+def test_recorded_senteval_engine_file_loads_beside_published():
+    """The committed SentEval-engine results file (benchmarks/senteval_reference.py) is found and
+    read into the comparison table."""
+    senteval = book.recorded(book.RECORDED_SENTEVAL)
+    assert senteval is not None and senteval["provenance"]["git"]["sha"]
+    table = book.beside_published(None, senteval)
+    row = table[table["kind"] == "SentEval's engine, same embeddings"].iloc[0]
+    assert row["CR"] == senteval["results"]["CR"]["acc"] and row["TREC"] == 89.2
