@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 
 from sbert_tutor import __version__
-from sbert_tutor.commands import eval_ir, eval_sts, train
+from sbert_tutor.commands import eval_ir, eval_sts, eval_transfer, train
 
 #: Subcommand modules, each with ``register(subparsers)``; add new commands here.
-COMMANDS = [eval_sts, eval_ir, train]
+COMMANDS = [eval_sts, eval_ir, eval_transfer, train]
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: Examples shown at the end of each subcommand's --help.
@@ -33,6 +33,11 @@ EXAMPLES = {
         f"sbert-tutor eval-ir --model {MODEL} --dataset trec-dl19",
         f"sbert-tutor eval-ir --model {MODEL} --dataset msmarco-dev-subset --ks 1,10,100 "
         "--json ir.json",
+    ],
+    "eval-transfer": [
+        f"sbert-tutor eval-transfer --model {MODEL} --tasks all --json transfer.json",
+        f"sbert-tutor eval-transfer --model {MODEL} --tasks mr,trec --max-items 400 --kfold 5",
+        f"sbert-tutor eval-transfer --model {MODEL} --tasks cr --classifier lbfgs",
     ],
     "train": [
         f"sbert-tutor train --model {MODEL} --loss cosine --train stsb --out m --max-steps 100",

@@ -14,6 +14,7 @@ every chapter                          :mod:`.sizes` (quick/full sizes), :mod:`.
 02, 05, 06, 08, 09, 10                 :mod:`.diagrams` (architecture and loss diagrams)
 02 cost of cross-encoders              :mod:`.cost`
 03 Siamese pooling and STS             :mod:`.pooling_comparison`
+03b transfer tasks                     :mod:`.transfer`
 04 retrieval metrics, 05 MS MARCO      :mod:`.retrieval_aids`
 06 classification objective            :mod:`.gradients`, :mod:`.probes`, :mod:`.runs`
 07 regression objective                :mod:`.gradients`, :mod:`.fixed_embeddings`,

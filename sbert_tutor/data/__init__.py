@@ -30,3 +30,6 @@ from sbert_tutor.data.msmarco import (  # noqa: E402
 
 __all__ += ["MSMARCO_DATASETS", "MSMarcoData", "StreamedCorpus", "check_msmarco_dataset"]
 __all__ += ["load_bm25_candidates", "load_msmarco", "sample_msmarco"]
+from sbert_tutor.data.senteval import TRANSFER_TASKS, TransferTask, load_transfer  # noqa: E402
+
+__all__ += ["TRANSFER_TASKS", "TransferTask", "load_transfer"]

@@ -13,15 +13,18 @@ from sbert_tutor.evaluation.sts import (
     evaluate_sts_details,
     results_table,
 )
+from sbert_tutor.evaluation.transfer import TransferResult, evaluate_transfer
 
 __all__ = [
     "AGGREGATIONS",
     "MSMarcoResult",
     "RetrievalResult",
     "STSResult",
+    "TransferResult",
     "evaluate_msmarco",
     "evaluate_retrieval",
     "evaluate_sts",
     "evaluate_sts_details",
+    "evaluate_transfer",
     "results_table",
 ]

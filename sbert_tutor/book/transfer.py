@@ -1,0 +1,345 @@
+"""Chapter 3b, transfer tasks: published numbers, the chapter's sizes, the recorded full runs and
+the chapter's own experiment (pooling and normalisation vs transfer accuracy).
+
+Published rows are copied exactly from the papers and labelled ``published: <authors year, table>``.
+SBERT Table 5 (Reimers & Gurevych 2019) is taken from the study notes in the project's papers; each
+row's average agrees with the mean of its seven cells to rounding (a test checks this). From
+SupMPN's Table 3 (Dehghan & Amasyali 2022) only the paper's own models are kept: its copies of
+other papers' rows carry two transcription slips visible the same way (Avg. BERT embeddings'
+MRPC printed 69.54 where SBERT's Table 5 and the row's average say 69.45; SimCSE-sup's SUBJ 84.81
+where the average says 94.81).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+TASK_COLUMNS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
+SBERT_TABLE5_SOURCE = "Reimers & Gurevych (2019), Table 5"
+SUPMPN_TABLE3_SOURCE = "Dehghan & Amasyali (2022), Table 3"
+
+#: SBERT paper Table 5: accuracy x100 on the SentEval tasks (MR ... MRPC) and the paper's average.
+SBERT_TABLE5: dict[str, tuple[float, ...]] = {
+    "Avg. GloVe embeddings": (77.25, 78.30, 91.17, 87.85, 80.18, 83.0, 72.87, 81.52),
+    "Avg. fast-text embeddings": (77.96, 79.23, 91.68, 87.81, 82.15, 83.6, 74.49, 82.42),
+    "Avg. BERT embeddings": (78.66, 86.25, 94.37, 88.66, 84.40, 92.8, 69.45, 84.94),
+    "BERT CLS-vector": (78.68, 84.85, 94.21, 88.23, 84.13, 91.4, 71.13, 84.66),
+    "InferSent - GloVe": (81.57, 86.54, 92.50, 90.38, 84.18, 88.2, 75.77, 85.59),
+    "Universal Sentence Encoder": (80.09, 85.19, 93.98, 86.70, 86.38, 93.2, 70.14, 85.10),
+    "SBERT-NLI-base": (83.64, 89.43, 94.39, 89.86, 88.96, 89.6, 76.00, 87.41),
+    "SBERT-NLI-large": (84.88, 90.07, 94.52, 90.33, 90.66, 87.4, 75.94, 87.69),
+}
+#: SupMPN paper Table 3, its own two models (same columns).
+SUPMPN_TABLE3: dict[str, tuple[float, ...]] = {
+    "SupMPN-BERT-base": (82.93, 89.26, 94.76, 90.21, 86.99, 88.20, 76.35, 86.96),
+    "SupMPN-BERT-large": (84.06, 90.25, 94.59, 90.26, 88.58, 91.00, 75.48, 87.75),
+}
+
+#: Results files of the recorded full runs (in ``benchmarks/results``).
+RECORDED_RUN = "transfer_minilm_cpu"
+RECORDED_SENTEVAL = "transfer_minilm_senteval_reference"
+
+
+def published_transfer() -> pd.DataFrame:
+    """SBERT Table 5 and SupMPN's own rows: one row a model, columns the tasks, ``avg``, ``kind``."""
+    rows = []
+    for table, source in (
+        (SBERT_TABLE5, SBERT_TABLE5_SOURCE),
+        (SUPMPN_TABLE3, SUPMPN_TABLE3_SOURCE),
+    ):
+        for model, values in table.items():
+            rows.append(
+                {
+                    "model": model,
+                    **dict(zip((*TASK_COLUMNS, "avg"), values, strict=True)),
+                    "kind": f"published: {source}",
+                }
+            )
+    return pd.DataFrame(rows).set_index("model")
+
+
+#: What each task's items are and what the label says.
+TASK_DESCRIPTIONS = {
+    "mr": ("movie review snippets", "sentiment"),
+    "cr": ("product review sentences", "sentiment"),
+    "subj": ("movie review and plot sentences", "subjective or objective"),
+    "mpqa": ("short news phrases", "opinion polarity"),
+    "sst2": ("movie review phrases (train), sentences (dev, test)", "sentiment"),
+    "trec": ("questions", "answer type: 6 classes"),
+    "mrpc": ("news sentence pairs", "paraphrase or not"),
+}
+
+
+def task_overview(tasks: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row a task: items, splits, classes, the majority-class accuracy and words per item."""
+    from sbert_tutor.data.senteval import TRANSFER_TASKS, load_transfer
+
+    rows = []
+    for name in tasks or TRANSFER_TASKS:
+        task = load_transfer(name)
+        scored = task.splits.get("test", task.splits.get("all"))
+        train = task.splits.get("train", task.splits.get("all"))
+        majority = np.bincount(train.labels).argmax()
+        words = [len(s.split()) for split in task.splits.values() for s in split.sentences]
+        what, label = TASK_DESCRIPTIONS[name]
+        rows.append(
+            {
+                "task": task.display_name,
+                "items": what,
+                "label": label,
+                "sizes": " / ".join(f"{n:,}" for n in task.sizes().values()),
+                "classes": len(task.label_names),
+                "majority class accuracy": 100 * float(np.mean(scored.labels == majority)),
+                "words per item": float(np.mean(words)),
+            }
+        )
+    return pd.DataFrame(rows).set_index("task")
+
+
+# ------------------------------------------------------------------------------------- sizes
+@dataclass(frozen=True)
+class TransferSizes:
+    """What the chapter computes while the book builds, per profile.
+
+    Attributes:
+        experiment_tasks: the tasks of the pooling/normalisation experiment.
+        experiment_max_items: items a split in it (a stratified subsample; ``None`` = all).
+        poolings: the poolings compared (each with and without L2 normalisation).
+        kfold: folds of its cross-validations (SentEval's 10 on full data; fewer on subsamples).
+        classifier: the probe of the experiment. ``"lbfgs"``, the converged logistic regression:
+            the experiment asks what the embeddings carry, and SentEval's Adam with early stopping
+            barely leaves its initialisation on a few hundred items (16 steps a round on a
+            quick profile's inner training fold), so its answer would be about the optimiser.
+    """
+
+    experiment_tasks: tuple[str, ...]
+    experiment_max_items: int | None
+    poolings: tuple[str, ...]
+    kfold: int = 10
+    classifier: str = "lbfgs"
+
+
+SIZES = {
+    "quick": TransferSizes(
+        experiment_tasks=("mr", "subj", "trec", "mrpc"),
+        experiment_max_items=400,
+        poolings=("mean", "cls"),
+        kfold=5,
+    ),
+    "full": TransferSizes(
+        experiment_tasks=("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc"),
+        experiment_max_items=None,
+        poolings=("mean", "cls", "max"),
+    ),
+}
+
+
+def chapter_sizes(profile: Any = None) -> TransferSizes:
+    """The sizes of ``profile`` (a :class:`~sbert_tutor.profiles.Profile` or name; ``None``:
+    the current one)."""
+    from sbert_tutor.profiles import get_profile
+
+    if profile is None or isinstance(profile, str):
+        profile = get_profile(profile)
+    return SIZES[profile.name]
+
+
+# ------------------------------------------------------------------------------ recorded runs
+def recorded(name: str, folder: str | None = None) -> dict[str, Any] | None:
+    """A results JSON in ``benchmarks/results`` (``None`` when absent)."""
+    from sbert_tutor.book.speed import recorded_results
+
+    return recorded_results(name, folder)
+
+
+def _accuracy_row(record: Mapping[str, Any]) -> dict[str, float]:
+    if "table" in record:  # sbert-tutor eval-transfer --json
+        by_task = {row["task"]: row["accuracy"] for row in record["table"]}
+    else:  # benchmarks/senteval_reference.py --json
+        by_task = {task: out["acc"] for task, out in record["results"].items()}
+    row = {task: float(by_task[task]) for task in TASK_COLUMNS if task in by_task}
+    row["avg"] = float(np.mean(list(row.values())))
+    return row
+
+
+def how_recorded(record: Mapping[str, Any]) -> pd.Series:
+    """Git commit, hardware, data hashes, profile, timestamp and command of a recorded run."""
+    prov = record.get("provenance", {})
+    git, hw = prov.get("git", {}), prov.get("hardware", {})
+    files = prov.get("data_files", {})
+    return pd.Series(
+        {
+            "git commit": str(git.get("sha", ""))[:12] + (" (dirty)" if git.get("dirty") else ""),
+            "hardware": f"{hw.get('device')}, {hw.get('cpu_count')} cores, "
+            f"{hw.get('torch_threads')} torch threads",
+            "profile": prov.get("profile"),
+            "data files (sha256)": f"{len(files)} files, e.g. "
+            + "; ".join(f"{p.rsplit('/', 1)[-1]}: {d[:12]}" for p, d in list(files.items())[:2]),
+            "seconds": round(float(record["seconds"]), 1) if "seconds" in record else None,
+            "timestamp": prov.get("timestamp"),
+            "command": " ".join(prov.get("command", [])),
+        },
+        name=record.get("model"),
+    )
+
+
+def beside_published(
+    ours: Mapping[str, Any] | None,
+    senteval: Mapping[str, Any] | None = None,
+    published: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Our recorded run, SentEval's engine on the same embeddings, and the published rows.
+
+    Columns: the seven tasks and ``avg`` (accuracy x100; MRPC accuracy, not F1), ``kind``.
+    """
+    frames = []
+    if ours is not None:
+        frames.append(
+            pd.DataFrame(
+                [{**_accuracy_row(ours), "kind": "this project: sbert-tutor eval-transfer"}],
+                index=[f"{ours.get('model', 'model').rsplit('/', 1)[-1]} (recorded full run)"],
+            )
+        )
+    if senteval is not None:
+        frames.append(
+            pd.DataFrame(
+                [{**_accuracy_row(senteval), "kind": "SentEval's engine, same embeddings"}],
+                index=[f"{senteval.get('model', 'model').rsplit('/', 1)[-1]} (recorded full run)"],
+            )
+        )
+    frames.append(published_transfer() if published is None else published)
+    table = pd.concat(frames)
+    table.index.name = "model"
+    return table
+
+
+def how_recorded_table(runs: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame:
+    """:func:`how_recorded` of each named run, one column a run (absent runs are skipped)."""
+    return pd.DataFrame({name: how_recorded(run) for name, run in runs.items() if run is not None})
+
+
+def ours_minus_senteval(
+    ours: Mapping[str, Any] | None, senteval: Mapping[str, Any] | None
+) -> pd.DataFrame | None:
+    """Per task: our accuracy, SentEval's engine's, and the difference (points); ``None`` when a
+    run is missing."""
+    if ours is None or senteval is None:
+        return None
+    a, b = _accuracy_row(ours), _accuracy_row(senteval)
+    tasks = [t for t in (*TASK_COLUMNS, "avg") if t in a and t in b]
+    return pd.DataFrame(
+        {
+            "sbert-tutor": [a[t] for t in tasks],
+            "SentEval engine": [b[t] for t in tasks],
+            "difference": [a[t] - b[t] for t in tasks],
+        },
+        index=pd.Index(tasks, name="task"),
+    )
+
+
+# -------------------------------------------------------------------------- the experiment
+class _SharedEncoding:
+    """Encodes each sentence once without normalisation; views add the normalisation."""
+
+    def __init__(self, encoder: Any):
+        self.encoder = encoder
+        self.cache: dict[str, np.ndarray] = {}
+
+    def encode(self, sentences: Sequence[str], normalize: bool, batch_size: int) -> np.ndarray:
+        todo = [s for s in dict.fromkeys(sentences) if s not in self.cache]
+        if todo:
+            new = self.encoder.encode(todo, batch_size=batch_size, normalize=False)
+            self.cache.update(zip(todo, new, strict=True))
+        out = np.stack([self.cache[s] for s in sentences])
+        if normalize:
+            out = out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+
+class _View:
+    def __init__(self, shared: _SharedEncoding, normalize: bool):
+        self.shared = shared
+        self.normalize = normalize
+
+    def encode(self, sentences, batch_size=64, show_progress=None):
+        return self.shared.encode(sentences, self.normalize, batch_size)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.shared.encoder.describe(), "normalize": self.normalize}
+
+
+def pooling_normalisation_experiment(
+    encoder: Any,
+    sizes: TransferSizes,
+    batch_size: int = 64,
+    seed: int = 1111,
+) -> pd.DataFrame:
+    """Transfer accuracy of one model's embeddings under each pooling, with and without L2
+    normalisation (the protocol of :func:`sbert_tutor.evaluation.transfer.evaluate_transfer`,
+    with the probe ``sizes.classifier``).
+
+    Each pooling's embeddings are computed once and normalised afterwards for the second variant.
+    Returns a tidy table: ``pooling``, ``normalised``, ``task``, ``accuracy``, ``mean_norm`` (the
+    average length of the unnormalised embeddings) and an ``avg`` row per variant.
+    """
+    from sbert_tutor.evaluation.transfer import evaluate_transfer
+
+    rows = []
+    for pooling in sizes.poolings:
+        shared = _SharedEncoding(encoder.with_pooling(pooling, normalize=False))
+        for normalise in (True, False):
+            result = evaluate_transfer(
+                _View(shared, normalise),
+                tasks=sizes.experiment_tasks,
+                max_items=sizes.experiment_max_items,
+                k=sizes.kfold,
+                batch_size=batch_size,
+                seed=seed,
+                show_progress=False,
+                classifier=sizes.classifier,
+            )
+            for row in result.table.itertuples():
+                rows.append(
+                    {
+                        "pooling": pooling,
+                        "normalised": normalise,
+                        "task": row.task,
+                        "accuracy": row.accuracy,
+                    }
+                )
+        norms = np.linalg.norm(np.stack(list(shared.cache.values())), axis=1)
+        for row in rows:
+            if row["pooling"] == pooling:
+                row["mean_norm"] = float(norms.mean())
+    return pd.DataFrame(rows)
+
+
+def experiment_wide(frame: pd.DataFrame) -> pd.DataFrame:
+    """The experiment as one row a (pooling, normalised) variant, one column a task (and avg)."""
+    wide = frame.pivot_table(
+        index=["pooling", "normalised"], columns="task", values="accuracy", sort=False
+    )
+    columns = [c for c in (*TASK_COLUMNS, "avg") if c in wide.columns]
+    return wide[columns]
+
+
+def plot_experiment(frame: pd.DataFrame, ax=None):
+    """Accuracy per task, one bar group a task, one bar a (pooling, normalised) variant."""
+    import matplotlib.pyplot as plt
+
+    wide = experiment_wide(frame).T
+    wide.columns = [f"{p}, {'normalised' if n else 'raw'}" for p, n in wide.columns]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.8))
+    wide.plot.bar(ax=ax, width=0.8, rot=0)
+    low = float(np.nanmin(wide.to_numpy()))
+    ax.set_ylim(max(0.0, low - 10), 100)
+    ax.set_ylabel("accuracy x100")
+    ax.set_xlabel("")
+    ax.legend(fontsize=8, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    return ax

@@ -1,0 +1,108 @@
+"""Chapter 3b's book layer: the published tables' transcription, recorded-run tables, sizes and the
+pooling/normalisation experiment's mechanics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sbert_tutor.book import transfer as book
+from tests.conftest import needs_data
+
+
+@pytest.mark.parametrize("table", [book.SBERT_TABLE5, book.SUPMPN_TABLE3])
+def test_published_tables_are_transcribed_consistently(table):
+    """Each row's printed average equals the mean of its seven cells to rounding."""
+    values = np.array(list(table.values()))
+    assert values.shape[1] == 8
+    np.testing.assert_allclose(values[:, :7].mean(axis=1), values[:, 7], atol=0.005 + 1e-9)
+
+
+def test_published_rows_are_labelled_with_their_source():
+    frame = book.published_transfer()
+    assert list(frame.columns) == [*book.TASK_COLUMNS, "avg", "kind"]
+    assert frame.loc["SBERT-NLI-base", "MR"] == 83.64
+    assert frame.loc["SBERT-NLI-large", "kind"] == "published: Reimers & Gurevych (2019), Table 5"
+    assert frame.loc["SupMPN-BERT-base", "kind"].endswith("Dehghan & Amasyali (2022), Table 3")
+
+
+def _ours():
+    table = [{"task": t, "accuracy": 80.0 + i} for i, t in enumerate(book.TASK_COLUMNS)]
+    return {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "table": [*table, {"task": "avg", "accuracy": 83.0}],
+        "seconds": 300.0,
+        "provenance": {
+            "git": {"sha": "abc123" * 5, "dirty": False},
+            "hardware": {"device": "cpu", "cpu_count": 2, "torch_threads": 2},
+            "profile": "full",
+            "data_files": {"/d/senteval/MR/rt-polarity.pos": "f" * 64},
+            "timestamp": "2026-01-01T00:00:00+00:00",
+            "command": ["sbert-tutor", "eval-transfer"],
+        },
+    }
+
+
+def test_recorded_runs_beside_published_and_their_difference():
+    ours = _ours()
+    senteval = {
+        "model": ours["model"],
+        "results": {t: {"acc": 79.5 + i} for i, t in enumerate(book.TASK_COLUMNS)},
+    }
+    table = book.beside_published(ours, senteval)
+    assert table.index[0] == "all-MiniLM-L6-v2 (recorded full run)"
+    assert table.iloc[0]["avg"] == pytest.approx(83.0)  # mean of 80..86
+    assert table.iloc[1]["kind"] == "SentEval's engine, same embeddings"
+    assert len(table) == 2 + len(book.SBERT_TABLE5) + len(book.SUPMPN_TABLE3)
+    diff = book.ours_minus_senteval(ours, senteval)
+    np.testing.assert_allclose(diff["difference"], 0.5)
+    how = book.how_recorded(ours)
+    assert list(book.how_recorded_table({"a": ours, "b": None}).columns) == ["a"]
+    assert book.ours_minus_senteval(ours, None) is None
+    assert how["git commit"] == "abc123abc123" and how["profile"] == "full"
+    assert "rt-polarity.pos: ffffffffffff" in how["data files (sha256)"]
+
+
+def test_chapter_sizes_per_profile():
+    quick, full = book.chapter_sizes("quick"), book.chapter_sizes("full")
+    assert quick.experiment_max_items is not None and full.experiment_max_items is None
+    assert set(quick.poolings) <= set(full.poolings)
+
+
+@needs_data
+@pytest.mark.usefixtures("single_thread")
+@pytest.mark.filterwarnings("ignore::sbert_tutor.encoder.TruncationWarning")
+def test_experiment_encodes_once_per_pooling(tiny_bert):
+    from sbert_tutor import SentenceEncoder
+
+    model, tokenizer = tiny_bert
+    encoder = SentenceEncoder(model, tokenizer, max_seq_length=32)
+    calls = []
+    original = SentenceEncoder.encode
+
+    def counting(self, sentences, *args, **kwargs):
+        calls.append(len(sentences))
+        return original(self, sentences, *args, **kwargs)
+
+    SentenceEncoder.encode = counting
+    try:
+        sizes = book.TransferSizes(("cr",), 40, ("mean", "cls"), kfold=3)
+        frame = book.pooling_normalisation_experiment(encoder, sizes)
+    finally:
+        SentenceEncoder.encode = original
+    assert len(calls) == 2  # one encoding per pooling, shared by both normalisations
+    assert set(frame["pooling"]) == {"mean", "cls"} and set(frame["normalised"]) == {True, False}
+    wide = book.experiment_wide(frame)
+    assert isinstance(wide, pd.DataFrame) and list(wide.columns) == ["CR"] and len(wide) == 4
+    assert (frame["mean_norm"] > 0).all()
+
+
+def test_recorded_senteval_engine_file_loads_beside_published():
+    """The committed SentEval-engine results file (benchmarks/senteval_reference.py) is found and
+    read into the comparison table."""
+    senteval = book.recorded(book.RECORDED_SENTEVAL)
+    assert senteval is not None and senteval["provenance"]["git"]["sha"]
+    table = book.beside_published(None, senteval)
+    row = table[table["kind"] == "SentEval's engine, same embeddings"].iloc[0]
+    assert row["CR"] == senteval["results"]["CR"]["acc"] and row["TREC"] == 89.2
