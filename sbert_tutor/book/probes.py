@@ -86,12 +86,22 @@ def fit_probe(
     l2: float = 1e-3,
     max_iter: int = 100,
     seed: int = 0,
+    standardize: bool = True,
 ) -> SoftmaxClassifier:
     r"""Fit a softmax head on **fixed** embeddings: a linear probe of the feature set.
 
     Minimises the classification loss of :func:`~sbert_tutor.losses.softmax_classification`
     plus :math:`\lambda \lVert W \rVert_F^2` (``l2``) with full-batch L-BFGS; the encoder is not
     involved, so this measures what a linear head can read from the features.
+
+    With ``standardize`` (the default) every feature column :math:`x_j` is first replaced by
+    :math:`(x_j - \mu_j) / \sigma_j`, the mean and standard deviation over these training pairs.
+    Without it the penalty is unfair across features: for unit vectors the entries of
+    :math:`u * v` are about :math:`1/d` in size while those of :math:`|u - v|` are about
+    :math:`1/\sqrt d`, so :math:`u * v` needs weights :math:`\sqrt d` times larger, which the
+    :math:`\ell_2` term punishes. After fitting, the scaling is folded into the head
+    (:math:`W \leftarrow W / \sigma`, :math:`b \leftarrow b - (W/\sigma)\,\mu`), so the returned
+    head reads the raw features like any other and gives the same logits.
 
     Returns:
         The trained :class:`~sbert_tutor.losses.SoftmaxClassifier` (in eval mode).
@@ -101,6 +111,9 @@ def fit_probe(
     head = SoftmaxClassifier(u.shape[1], num_labels, features)
     x = concat_features(u.detach(), v.detach(), features)
     y = torch.as_tensor(labels, dtype=torch.long)
+    mean = x.mean(dim=0) if standardize else torch.zeros(x.shape[1], dtype=x.dtype)
+    std = x.std(dim=0).clamp_min(1e-12) if standardize else torch.ones(x.shape[1], dtype=x.dtype)
+    x = (x - mean) / std
     optimizer = torch.optim.LBFGS(
         head.parameters(), lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe"
     )
@@ -112,6 +125,10 @@ def fit_probe(
         return loss
 
     optimizer.step(closure)
+    with torch.no_grad():  # fold the standardisation into the head: it reads raw features
+        weight = head.linear.weight / std
+        head.linear.bias -= weight @ mean
+        head.linear.weight.copy_(weight)
     return head.eval()
 
 
@@ -129,8 +146,10 @@ def linear_probe(
     feature_sets: Sequence[Sequence[str]],
     l2: float = 1e-3,
     max_iter: int = 100,
+    standardize: bool = True,
 ) -> ProbeResult:
-    """One linear probe (:func:`fit_probe`) per feature set, on the frozen ``encoder``.
+    """One linear probe (:func:`fit_probe`) per feature set, on the frozen ``encoder``
+    (features standardised on the training pairs unless ``standardize=False``).
 
     Returns:
         A :class:`ProbeResult`: rows named like ``"(u, v, |u-v|)"`` with ``train accuracy`` and
@@ -142,7 +161,7 @@ def linear_probe(
     rows, heads = [], {}
     for fs in feature_sets:
         name = feature_label(fs)
-        head = fit_probe(u[:n], v[:n], y[:n], fs, l2=l2, max_iter=max_iter)
+        head = fit_probe(u[:n], v[:n], y[:n], fs, l2=l2, max_iter=max_iter, standardize=standardize)
         heads[name] = head
         rows.append(
             {
