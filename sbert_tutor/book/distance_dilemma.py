@@ -15,6 +15,9 @@ Triplet / euclidean         ``triplet`` (euclidean)    :math:`\max(\lVert q - p\
 ==========================  =========================  ==========================================
 
 with :math:`\delta_c = 1 - \cos` and :math:`y` the teacher's relevance probability of the pair.
+The triplet margins are SBERT's (:data:`SETUPS`); the study's own, :math:`\varepsilon = 5` (and 1
+for the cosine distance), are :data:`STUDY_MARGIN_SETUPS`, and :func:`margin_activity` shows why
+unit vectors can never satisfy a margin above 2.
 
 **Data.** The local data folder (``SBERT_TUTOR_DATA``) holds only 100 toy MS MARCO training
 triples, so :func:`load_dilemma_data` builds training data from the BM25 top-20 candidates of the 540-query self-consistent dev subset: the first ``n_test`` queries (file

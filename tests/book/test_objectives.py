@@ -225,10 +225,33 @@ def test_standardisation_is_folded_into_the_head():
     u = 5 * u + 2  # a scale and a shift for the z-scores to remove
     z = (u - u.mean(dim=0)) / u.std(dim=0)
     head = probes.fit_probe(u, v, y, ("u",), num_labels=2, l2=1e-2)
-    on_z = probes.fit_probe(z, v, y, ("u",), num_labels=2, l2=1e-2, standardize=False)
+    # with standardisation the penalty is n * l2 (n = 3 dimensions here)
+    on_z = probes.fit_probe(z, v, y, ("u",), num_labels=2, l2=3e-2, standardize=False)
     with torch.no_grad():
         torch.testing.assert_close(head(u), on_z(z), atol=1e-4, rtol=1e-4)
     assert not torch.allclose(head.linear.weight, on_z.linear.weight, atol=1e-3)
+    # block means are read in standardised units: the weights the optimiser saw
+    means = probes.head_block_means(head, ["a", "b"])
+    expected = on_z.linear.weight.detach().mean(dim=1)
+    torch.testing.assert_close(torch.tensor(means["u"].to_numpy()), expected, atol=1e-4, rtol=1e-3)
+
+
+def test_refit_probes_reuses_the_kept_embeddings():
+    u, v, y = _equal_or_random(60, 3, seed=5)
+    result = probes.ProbeResult(
+        table=pd.DataFrame(),
+        heads={},
+        majority=0.5,
+        pairs={"train": 40, "test": 20},
+        embeddings=(u, v, y),
+    )
+    table = probes.refit_probes(result, [("|u-v|",), ("u", "v")], l2=1e-4)
+    head = probes.fit_probe(u[:40], v[:40], y[:40], ("|u-v|",), l2=1e-4)
+    assert table.loc["(|u-v|)", "test accuracy"] == probes.probe_accuracy(
+        head, u[40:], v[40:], y[40:]
+    )
+    with pytest.raises(ValueError, match="no embeddings"):
+        probes.refit_probes(probes.ProbeResult(table=table, heads={}, majority=0, pairs={}), [])
 
 
 def test_common_budget_refuses_runs_that_differ():
