@@ -81,9 +81,10 @@ queries) reaches nDCG@10 = 1 by ranking it first. The *Distance Dilemma* paper i
 that every query has at least :math:`k` (10) relevant passages, i.e. the ideal ranking has a
 relevant passage at every one of the :math:`k` positions:
 :math:`\mathrm{IDCG}^{\mathrm{all}}@k = \sum_{i=1}^{k} 1/\log_2(i+1)` for binary qrels
-(:math:`\approx 4.544` for :math:`k = 10`). With one known relevant passage the best achievable
-nDCG@10 then drops to :math:`1/4.544 \approx 0.22`, so numbers computed this way are not
-comparable with ``trec_eval``'s. :func:`ndcg_at_k` offers both: ``idcg="trec"`` (default) and
+(:math:`\approx 4.544` for :math:`k = 10`). For a query that does have at least :math:`k`
+relevant passages (the paper's premise for its own queries) the two ideals are equal; for one that
+has fewer they are not: with one known relevant passage (MS MARCO dev) the best achievable
+nDCG@10 drops to :math:`1/4.544 \approx 0.22`, not comparable with ``trec_eval``'s 1. :func:`ndcg_at_k` offers both: ``idcg="trec"`` (default) and
 ``idcg="all_relevant"``. For graded qrels, ``"all_relevant"`` keeps the sorted judged grades
 and fills the empty ideal positions up to :math:`k` with gain 1 (a "relevant" document), so it
 equals ``"trec"`` whenever the query has at least :math:`k` positive grades. :func:`evaluate_run`

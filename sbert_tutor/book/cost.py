@@ -27,7 +27,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from sbert_tutor.book.published import SBERT_COST_CLAIM
+from sbert_tutor.book.published import (
+    SBERT_COST_CLAIM,
+    SBERT_COST_CLAIM_SOURCE,
+    TANEJA_COST_CLAIM,
+    TANEJA_COST_CLAIM_SOURCE,
+)
 from sbert_tutor.book.speed import median_seconds
 from sbert_tutor.encoder import SentenceEncoder
 
@@ -158,6 +163,40 @@ def compare_with_paper(rates: CostRates, hardware: str) -> pd.DataFrame:
         },
     ]
     return pd.DataFrame(rows).set_index("method")
+
+
+def pair_count(n: int) -> int:
+    """:math:`\binom{n}{2} = n(n-1)/2`, the pairs a cross-encoder scores to find the closest pair."""
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    return n * (n - 1) // 2
+
+
+def cost_claims_checked() -> pd.DataFrame:
+    """The published cross-encoder cost claims beside the pair count of the ``n`` they name.
+
+    SBERT's claim (10,000 sentences, about 50 million pairs, 65 hours) is consistent; Taneja et
+    al. restate it for 100K sentences, whose pair count is a hundred times larger. The last
+    column scales SBERT's 65 hours by the pair count (the same rate per pair).
+    """
+    hours_per_pair = SBERT_COST_CLAIM["cross_encoder_hours"] / pair_count(SBERT_COST_CLAIM["n"])
+    rows = []
+    for source, claim in (
+        (SBERT_COST_CLAIM_SOURCE, SBERT_COST_CLAIM),
+        (TANEJA_COST_CLAIM_SOURCE, TANEJA_COST_CLAIM),
+    ):
+        pairs = pair_count(claim["n"])
+        rows.append(
+            {
+                "source (published)": str(source),
+                "sentences n": claim["n"],
+                "pairs stated": claim.get("inference_computations", "about 50 million"),
+                "hours stated": claim["cross_encoder_hours"],
+                "n(n-1)/2": pairs,
+                "hours at SBERT's rate per pair": round(pairs * hours_per_pair, 1),
+            }
+        )
+    return pd.DataFrame(rows).set_index("source (published)")
 
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:

@@ -15,6 +15,9 @@ Triplet / euclidean         ``triplet`` (euclidean)    :math:`\max(\lVert q - p\
 ==========================  =========================  ==========================================
 
 with :math:`\delta_c = 1 - \cos` and :math:`y` the teacher's relevance probability of the pair.
+The triplet margins are SBERT's (:data:`SETUPS`); the study's own, :math:`\varepsilon = 5` (and 1
+for the cosine distance), are :data:`STUDY_MARGIN_SETUPS`, and :func:`margin_activity` shows why
+unit vectors can never satisfy a margin above 2.
 
 **Data.** The local data folder (``SBERT_TUTOR_DATA``) holds only 100 toy MS MARCO training
 triples, so :func:`load_dilemma_data` builds training data from the BM25 top-20 candidates of the 540-query self-consistent dev subset: the first ``n_test`` queries (file
@@ -69,6 +72,14 @@ SETUPS: dict[str, tuple[str, dict[str, Any]]] = {
     "Siamese / euclidean": ("ce_score", {"similarity": "euclidean"}),
     "Triplet / cosine": ("triplet", {"distance": "cosine", "margin": 0.5}),
     "Triplet / euclidean": ("triplet", {"distance": "euclidean", "margin": 1.0}),
+}
+
+#: The study's own margins (Rygaard et al., sections 2.3.2 and 4.1): :math:`\varepsilon = 5` for
+#: both distances, and :math:`\varepsilon = 1` for the cosine distance, which it tried again.
+STUDY_MARGIN_SETUPS: dict[str, tuple[str, dict[str, Any]]] = {
+    "Triplet / cosine, ε = 5 (study)": ("triplet", {"distance": "cosine", "margin": 5.0}),
+    "Triplet / euclidean, ε = 5 (study)": ("triplet", {"distance": "euclidean", "margin": 5.0}),
+    "Triplet / cosine, ε = 1 (study)": ("triplet", {"distance": "cosine", "margin": 1.0}),
 }
 
 #: The measures Rygaard et al. report, in their order.
@@ -475,6 +486,57 @@ def target_shift(sets: TrainingSets) -> pd.DataFrame:
     )
     frame["kind"] = frame["label"].map({1: "positive", 0: "BM25 negative"})
     return frame.drop(columns="label").groupby("kind").mean()
+
+
+def margin_activity(
+    sets: TrainingSets,
+    margins: Sequence[tuple[str, float]] = (
+        ("cosine", 0.5),
+        ("cosine", 1.0),
+        ("cosine", 5.0),
+        ("euclidean", 1.0),
+        ("euclidean", 5.0),
+    ),
+) -> pd.DataFrame:
+    r"""How each triplet margin acts on the training triplets, under the teacher's unit vectors.
+
+    For a triplet with teacher cosines :math:`c_p` (query, positive) and :math:`c_n` (query,
+    negative), the hinge argument is :math:`\delta(q, p) - \delta(q, n) + \varepsilon` with
+    :math:`\delta_c = 1 - \cos` (so :math:`c_n - c_p + \varepsilon`) or, for unit vectors,
+    :math:`\lVert q - d \rVert = \sqrt{2 - 2 \cos(q, d)}`. Both distances lie in :math:`[0, 2]`,
+    so the argument is at least :math:`\varepsilon - 2`: a margin above 2 keeps every hinge active
+    for ever, and the loss can never reach 0.
+
+    Returns:
+        One row per (distance, margin): the share of triplets whose hinge is active now (%), the
+        mean loss now, and the lowest loss any unit vectors could reach,
+        :math:`\max(\varepsilon - 2, 0)`.
+    """
+    pairs = sets.pairs
+    keys = zip(pairs["query"], pairs["passage"], strict=True)
+    cosine = dict(zip(keys, pairs["teacher_cosine"], strict=True))
+    t = sets.triplets
+    c_p = np.array([cosine[k] for k in zip(t["query"], t["positive"], strict=True)], dtype=float)
+    c_n = np.array([cosine[k] for k in zip(t["query"], t["negative"], strict=True)], dtype=float)
+    rows = []
+    for distance, margin in margins:
+        if distance == "cosine":
+            gap = c_n - c_p
+        elif distance == "euclidean":
+            gap = np.sqrt(np.clip(2 - 2 * c_p, 0, None)) - np.sqrt(np.clip(2 - 2 * c_n, 0, None))
+        else:
+            raise ValueError(f"distance must be 'cosine' or 'euclidean', got {distance!r}")
+        hinge = gap + float(margin)
+        rows.append(
+            {
+                "distance": distance,
+                "margin ε": float(margin),
+                "active hinges %": 100.0 * float((hinge > 0).mean()),
+                "mean loss now": float(np.maximum(hinge, 0).mean()),
+                "lowest reachable loss": max(float(margin) - 2.0, 0.0),
+            }
+        )
+    return pd.DataFrame(rows).set_index(["distance", "margin ε"])
 
 
 # ------------------------------------------------------------------------------ embedding space

@@ -36,11 +36,14 @@ class ProbeResult(Result):
         heads: feature-set name -> the fitted :class:`~sbert_tutor.losses.SoftmaxClassifier`.
         majority: test accuracy of always predicting the most frequent training label.
         pairs: ``{"train": n, "test": m}``.
+        embeddings: ``(u, v, labels)`` of the train pairs then the test pairs, for
+            :func:`refit_probes`.
     """
 
     heads: dict[str, SoftmaxClassifier]
     majority: float
     pairs: dict[str, int]
+    embeddings: tuple[Tensor, Tensor, Tensor] | None = None
 
 
 def split_by_premise(
@@ -86,12 +89,25 @@ def fit_probe(
     l2: float = 1e-3,
     max_iter: int = 100,
     seed: int = 0,
+    standardize: bool = True,
 ) -> SoftmaxClassifier:
     r"""Fit a softmax head on **fixed** embeddings: a linear probe of the feature set.
 
     Minimises the classification loss of :func:`~sbert_tutor.losses.softmax_classification`
     plus :math:`\lambda \lVert W \rVert_F^2` (``l2``) with full-batch L-BFGS; the encoder is not
     involved, so this measures what a linear head can read from the features.
+
+    With ``standardize`` (the default) every feature column :math:`x_j` is first replaced by
+    :math:`(x_j - \mu_j) / \sigma_j`, the mean and standard deviation over these training pairs,
+    and the penalty becomes :math:`n \lambda` (:math:`n` the embedding dimension): a z-scored
+    column has variance 1 where an entry of a unit vector has variance about :math:`1/n`, so this
+    keeps the penalty as strong, relative to the data, as :math:`\lambda` on unit-vector features.
+    Without it the penalty is unfair across features: for unit vectors the entries of
+    :math:`u * v` are about :math:`1/d` in size while those of :math:`|u - v|` are about
+    :math:`1/\sqrt d`, so :math:`u * v` needs weights :math:`\sqrt d` times larger, which the
+    :math:`\ell_2` term punishes. After fitting, the scaling is folded into the head
+    (:math:`W \leftarrow W / \sigma`, :math:`b \leftarrow b - (W/\sigma)\,\mu`), so the returned
+    head reads the raw features like any other and gives the same logits.
 
     Returns:
         The trained :class:`~sbert_tutor.losses.SoftmaxClassifier` (in eval mode).
@@ -101,17 +117,26 @@ def fit_probe(
     head = SoftmaxClassifier(u.shape[1], num_labels, features)
     x = concat_features(u.detach(), v.detach(), features)
     y = torch.as_tensor(labels, dtype=torch.long)
+    mean = x.mean(dim=0) if standardize else torch.zeros(x.shape[1], dtype=x.dtype)
+    std = x.std(dim=0).clamp_min(1e-12) if standardize else torch.ones(x.shape[1], dtype=x.dtype)
+    x = (x - mean) / std
+    penalty = l2 * u.shape[1] if standardize else l2
     optimizer = torch.optim.LBFGS(
         head.parameters(), lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe"
     )
 
     def closure() -> Tensor:
         optimizer.zero_grad()
-        loss = F.cross_entropy(head(x), y) + l2 * head.linear.weight.pow(2).sum()
+        loss = F.cross_entropy(head(x), y) + penalty * head.linear.weight.pow(2).sum()
         loss.backward()
         return loss
 
     optimizer.step(closure)
+    with torch.no_grad():  # fold the standardisation into the head: it reads raw features
+        weight = head.linear.weight / std
+        head.linear.bias -= weight @ mean
+        head.linear.weight.copy_(weight)
+    head.feature_scale = std  # the column scales folded in (see head_block_means)
     return head.eval()
 
 
@@ -129,8 +154,10 @@ def linear_probe(
     feature_sets: Sequence[Sequence[str]],
     l2: float = 1e-3,
     max_iter: int = 100,
+    standardize: bool = True,
 ) -> ProbeResult:
-    """One linear probe (:func:`fit_probe`) per feature set, on the frozen ``encoder``.
+    """One linear probe (:func:`fit_probe`) per feature set, on the frozen ``encoder``
+    (features standardised on the training pairs unless ``standardize=False``).
 
     Returns:
         A :class:`ProbeResult`: rows named like ``"(u, v, |u-v|)"`` with ``train accuracy`` and
@@ -142,7 +169,7 @@ def linear_probe(
     rows, heads = [], {}
     for fs in feature_sets:
         name = feature_label(fs)
-        head = fit_probe(u[:n], v[:n], y[:n], fs, l2=l2, max_iter=max_iter)
+        head = fit_probe(u[:n], v[:n], y[:n], fs, l2=l2, max_iter=max_iter, standardize=standardize)
         heads[name] = head
         rows.append(
             {
@@ -157,7 +184,34 @@ def linear_probe(
         heads=heads,
         majority=float((y[n:] == majority).double().mean()),
         pairs={"train": n, "test": len(test_pairs)},
+        embeddings=(u, v, y),
     )
+
+
+def refit_probes(
+    result: ProbeResult,
+    feature_sets: Sequence[Sequence[str]],
+    l2: float = 1e-3,
+    max_iter: int = 100,
+    standardize: bool = True,
+) -> pd.DataFrame:
+    """Fit the probes of ``feature_sets`` again on the embeddings a :func:`linear_probe` result
+    kept (no encoding), e.g. without standardisation; same table as :func:`linear_probe`."""
+    if result.embeddings is None:
+        raise ValueError("this ProbeResult kept no embeddings; run linear_probe again")
+    u, v, y = result.embeddings
+    n = result.pairs["train"]
+    rows = []
+    for fs in feature_sets:
+        head = fit_probe(u[:n], v[:n], y[:n], fs, l2=l2, max_iter=max_iter, standardize=standardize)
+        rows.append(
+            {
+                "features": feature_label(fs),
+                "train accuracy": probe_accuracy(head, u[:n], v[:n], y[:n]),
+                "test accuracy": probe_accuracy(head, u[n:], v[n:], y[n:]),
+            }
+        )
+    return pd.DataFrame(rows).set_index("features")
 
 
 def head_block_means(
@@ -166,10 +220,16 @@ def head_block_means(
     r"""Mean weight of each class's block of each feature, :math:`\operatorname{mean}_j W^{f}_{cj}`.
 
     For ``|u-v|`` the sign is readable: a negative mean lowers the class's logit as the pair
-    drifts apart (the class wants the sentences close), a positive one raises it.
+    drifts apart (the class wants the sentences close), a positive one raises it. A head fitted
+    on standardised features (:func:`fit_probe`) is read in those units, :math:`W_{cj} \sigma_j`,
+    so that near-constant columns (tiny :math:`\sigma_j`, huge folded weights) do not dominate.
     """
     d = classifier.embedding_dim
-    blocks = classifier.linear.weight.detach().split(d, dim=1)
+    weight = classifier.linear.weight.detach()
+    scale = getattr(classifier, "feature_scale", None)
+    if scale is not None:
+        weight = weight * scale
+    blocks = weight.split(d, dim=1)
     names = list(label_names) if label_names is not None else list(range(classifier.num_labels))
     return pd.DataFrame(
         {f: b.mean(dim=1).cpu().numpy() for f, b in zip(classifier.features, blocks, strict=True)},

@@ -111,3 +111,22 @@ def run_summary(logs: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("run")
+
+
+def common_budget(logs: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    """The training budget shared by runs (``TrainRun.log``s): ``{"steps", "batch_size",
+    "examples"}``, so that prose can quote it (glued) instead of assuming a profile.
+
+    Raises:
+        ValueError: no logs, or the runs differ in steps or batch size (say which).
+    """
+    if not logs:
+        raise ValueError("common_budget needs at least one training log")
+    budgets = {
+        name: (int(log["steps_done"]), int(log["config"]["batch_size"]))
+        for name, log in logs.items()
+    }
+    if len(set(budgets.values())) != 1:
+        raise ValueError(f"the runs differ in (steps, batch size): {budgets}")
+    steps, batch_size = next(iter(budgets.values()))
+    return {"steps": steps, "batch_size": batch_size, "examples": steps * batch_size}

@@ -135,8 +135,9 @@ class SearchGuidedSizes:
 class DistanceDilemmaSizes:
     """Chapter 12 (the distance dilemma): test queries (the first ones of the dev subset; the
     rest train), random extra test passages beyond their judged and BM25 candidates, BM25
-    negatives per training query, the start model, optimizer steps, epochs, batch size, and
-    triplets in the PCA picture."""
+    negatives per training query, the start model, optimizer steps, epochs, batch size,
+    triplets in the PCA picture, and whether the study's own margins are trained too (three more
+    runs: more than a minute of CPU, so only in the full profile)."""
 
     test_queries: int
     other_passages: int | None
@@ -146,6 +147,7 @@ class DistanceDilemmaSizes:
     epochs: int
     batch_size: int
     pca_triplets: int
+    study_margins: bool
 
 
 @dataclass(frozen=True)
@@ -190,8 +192,8 @@ SIZES: dict[str, tuple[Any, Any]] = {
         SearchGuidedSizes(None, BERT, None, 64),
     ),
     "distance_dilemma": (
-        DistanceDilemmaSizes(100, 0, 2, MINILM, 32, 1, 16, 40),
-        DistanceDilemmaSizes(200, None, None, BERT, None, 1, 16, 100),
+        DistanceDilemmaSizes(100, 0, 2, MINILM, 32, 1, 16, 40, False),
+        DistanceDilemmaSizes(200, None, None, BERT, None, 1, 16, 100, True),
     ),
     "efficiency": (
         EfficiencySizes(500, 100, 2, 100_000),

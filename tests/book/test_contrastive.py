@@ -93,6 +93,42 @@ def test_anchor_gradient_is_tangent_to_the_unit_sphere():
     assert torch.allclose((grad * a).sum(dim=1), torch.zeros(4, dtype=torch.float64), atol=1e-12)
 
 
+def test_supmpn_anchor_gradient_matches_autograd():
+    # the derived gradient of eq. 7 (chapter 10) against autograd through the library's loss,
+    # with several positives (own other positives left out of each denominator) and negatives
+    g = torch.Generator().manual_seed(2)
+    a = 2 * torch.randn(4, 5, generator=g, dtype=torch.float64)
+    p = torch.randn(4, 3, 5, generator=g, dtype=torch.float64)
+    q = torch.randn(4, 2, 5, generator=g, dtype=torch.float64)
+    for tau in (1.0, 0.05):
+        hand = gradients.supmpn_anchor_gradient(a, p, q, tau)
+        auto = gradients.supmpn_autograd_gradient(a, p, q, tau)
+        assert torch.allclose(hand, auto, atol=1e-12), tau
+    # with P = 1 it is the MNRL gradient at scale 1 / tau
+    torch.testing.assert_close(
+        gradients.supmpn_anchor_gradient(a, p[:, :1], q, 0.05),
+        gradients.mnrl_anchor_gradient(a, p[:, 0], q, 20.0),
+    )
+    table = gradients.supmpn_gradient_check(a.float(), p.float(), q.float())
+    assert list(table["positives P"]) == [3, 3]
+    assert (table["max |by hand - autograd|"] < 1e-12).all()
+
+
+def test_supmpn_gradient_would_differ_if_own_positives_were_in_the_denominator():
+    # the by-hand formula is specific: adding the own other positives to D_ik changes the loss,
+    # and the autograd gradient of that variant is far from the derived one
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    p = torch.randn(3, 2, 4, generator=g, dtype=torch.float64)
+    q = torch.randn(3, 1, 4, generator=g, dtype=torch.float64)
+    x = a.clone().requires_grad_(True)
+    cands = torch.cat([p.reshape(-1, 4), q.reshape(-1, 4)])
+    logits = torch.nn.functional.normalize(x, dim=1) @ torch.nn.functional.normalize(cands, dim=1).T
+    own = logits[:, :6].view(3, 3, 2)[torch.arange(3), torch.arange(3)]  # [N, P]
+    (torch.logsumexp(logits, dim=1, keepdim=True) - own).mean().backward()
+    assert not torch.allclose(x.grad, gradients.supmpn_anchor_gradient(a, p, q, 1.0), atol=1e-6)
+
+
 # --------------------------------------------------------------------------- scale, candidates
 def test_scale_sweep_identity_batch():
     b = one_hot_batch(3)
@@ -306,7 +342,7 @@ def test_published_rows_carry_sources_and_match_the_sbert_table():
     assert values["sup-SimCSE-BERT-base (NLI, contradiction hard negatives)"] == 84.25
     assert values["SBERT-NLI-base (softmax objective)"] == SBERT_TABLE1["SBERT-NLI-base"][5]
     with pytest.raises(KeyError, match="no published number"):
-        published.published_stsb_rows(["SupMPN-BERT-base"])
+        published.published_stsb_rows(["SupMPN-BERT-huge"])
 
 
 def test_measured_rows():

@@ -67,3 +67,17 @@ def test_published_table_is_transcribed_consistently():
     table = published.table
     assert table.shape == (9, 8) and "Table 1" in str(published.source)
     np.testing.assert_allclose(table.iloc[:, :7].mean(axis=1), table["avg"], atol=0.05)
+
+
+def test_pair_count_and_the_cost_claims():
+    from sbert_tutor.book.cost import cost_claims_checked, pair_count
+
+    assert [pair_count(n) for n in (0, 1, 2, 5)] == [0, 0, 1, 10]
+    with pytest.raises(ValueError):
+        pair_count(-1)
+    table = cost_claims_checked()
+    sbert, taneja = table.iloc[0], table.iloc[1]
+    assert sbert["n(n-1)/2"] == 49_995_000 and sbert["hours at SBERT's rate per pair"] == 65.0
+    # Taneja et al.'s 100K sentences: 100 times SBERT's pairs, not 50 million
+    assert taneja["n(n-1)/2"] == 4_999_950_000 and taneja["pairs stated"] == 50_000_000
+    assert taneja["hours at SBERT's rate per pair"] == round(65 * 4_999_950_000 / 49_995_000, 1)

@@ -265,3 +265,39 @@ def test_target_cosines_and_shift():
     probs = 1 / (1 + np.exp(-pos["teacher_logit"]))
     assert shift.loc["positive", "target: Siamese / cosine"] == pytest.approx(probs.mean())
     assert shift.loc["positive", "teacher_cosine"] == pytest.approx(pos["teacher_cosine"].mean())
+
+
+def test_margin_activity_by_hand():
+    # one query, one positive at cosine 0.8 and one negative at cosine 0.2 (teacher cosines)
+    pairs = pd.DataFrame(
+        {
+            "query": ["q", "q"],
+            "passage": ["p", "n"],
+            "label": [1, 0],
+            "teacher_cosine": [0.8, 0.2],
+            "teacher_logit": [0.0, 0.0],
+        }
+    )
+    triplets = pd.DataFrame({"query": ["q"], "positive": ["p"], "negative": ["n"]})
+    sets = dd.TrainingSets(pairs=pairs, triplets=triplets, calibration=(1.0, 0.0))
+    table = dd.margin_activity(sets, [("cosine", 0.5), ("cosine", 5.0), ("euclidean", 1.0)])
+    # cosine: (1 - 0.8) - (1 - 0.2) + 0.5 = -0.1 -> inactive; with 5: 4.4, never below 3
+    assert table.loc[("cosine", 0.5), "active hinges %"] == 0.0
+    assert table.loc[("cosine", 5.0), "mean loss now"] == pytest.approx(4.4)
+    assert table.loc[("cosine", 5.0), "lowest reachable loss"] == 3.0
+    # euclidean on unit vectors: sqrt(0.4) - sqrt(1.6) + 1 = 1 - sqrt(0.4) = 0.3675
+    assert table.loc[("euclidean", 1.0), "mean loss now"] == pytest.approx(1 - math.sqrt(0.4))
+    assert table.loc[("euclidean", 1.0), "lowest reachable loss"] == 0.0
+    with pytest.raises(ValueError, match="distance"):
+        dd.margin_activity(sets, [("manhattan", 1.0)])
+
+
+def test_study_margins_are_the_papers():
+    from sbert_tutor.book.published import DISTANCE_DILEMMA
+    from sbert_tutor.book.sizes import sizes_for
+
+    margins = sorted(opts["margin"] for _, opts in dd.STUDY_MARGIN_SETUPS.values())
+    assert margins == [DISTANCE_DILEMMA["triplet cosine margin, retried"], 5.0, 5.0]
+    assert DISTANCE_DILEMMA["triplet margin"] == 5.0
+    assert not sizes_for("distance_dilemma", "quick").study_margins
+    assert sizes_for("distance_dilemma", "full").study_margins

@@ -197,6 +197,77 @@ def test_a_linear_head_on_u_v_cannot_see_whether_the_pair_agrees():
     assert probes.probe_accuracy(without, ut, vt, yt) < 0.65  # near chance (0.5)
 
 
+def test_standardised_probe_does_not_depend_on_the_scale_of_a_feature():
+    # u * v of unit vectors is tiny next to |u - v|; standardising makes the l2 penalty fair, so
+    # rescaling the embeddings (which rescales u * v quadratically) changes nothing
+    u, v, y = _equal_or_random(200, 4, seed=2)
+    fs = ("|u-v|", "u*v")
+    small = probes.fit_probe(0.1 * u, 0.1 * v, y, fs, num_labels=2, l2=1e-2)
+    large = probes.fit_probe(10 * u, 10 * v, y, fs, num_labels=2, l2=1e-2)
+    ut, vt, yt = _equal_or_random(200, 4, seed=3)
+    with torch.no_grad():
+        from sbert_tutor.losses import concat_features
+
+        a = small(concat_features(0.1 * ut, 0.1 * vt, fs))
+        b = large(concat_features(10 * ut, 10 * vt, fs))
+    torch.testing.assert_close(a, b, atol=1e-3, rtol=1e-3)
+    raw_small = probes.fit_probe(0.1 * u, 0.1 * v, y, fs, num_labels=2, l2=1e-2, standardize=False)
+    raw_large = probes.fit_probe(10 * u, 10 * v, y, fs, num_labels=2, l2=1e-2, standardize=False)
+    assert probes.probe_accuracy(raw_small, 0.1 * ut, 0.1 * vt, yt) < probes.probe_accuracy(
+        raw_large, 10 * ut, 10 * vt, yt
+    )
+
+
+def test_standardisation_is_folded_into_the_head():
+    # a head fitted with standardisation reads raw features and gives the logits of a head
+    # fitted without it on z-scores computed by hand
+    u, v, y = _equal_or_random(100, 3, seed=4)
+    u = 5 * u + 2  # a scale and a shift for the z-scores to remove
+    z = (u - u.mean(dim=0)) / u.std(dim=0)
+    head = probes.fit_probe(u, v, y, ("u",), num_labels=2, l2=1e-2)
+    # with standardisation the penalty is n * l2 (n = 3 dimensions here)
+    on_z = probes.fit_probe(z, v, y, ("u",), num_labels=2, l2=3e-2, standardize=False)
+    with torch.no_grad():
+        torch.testing.assert_close(head(u), on_z(z), atol=1e-4, rtol=1e-4)
+    assert not torch.allclose(head.linear.weight, on_z.linear.weight, atol=1e-3)
+    # block means are read in standardised units: the weights the optimiser saw
+    means = probes.head_block_means(head, ["a", "b"])
+    expected = on_z.linear.weight.detach().mean(dim=1)
+    torch.testing.assert_close(torch.tensor(means["u"].to_numpy()), expected, atol=1e-4, rtol=1e-3)
+
+
+def test_refit_probes_reuses_the_kept_embeddings():
+    u, v, y = _equal_or_random(60, 3, seed=5)
+    result = probes.ProbeResult(
+        table=pd.DataFrame(),
+        heads={},
+        majority=0.5,
+        pairs={"train": 40, "test": 20},
+        embeddings=(u, v, y),
+    )
+    table = probes.refit_probes(result, [("|u-v|",), ("u", "v")], l2=1e-4)
+    head = probes.fit_probe(u[:40], v[:40], y[:40], ("|u-v|",), l2=1e-4)
+    assert table.loc["(|u-v|)", "test accuracy"] == probes.probe_accuracy(
+        head, u[40:], v[40:], y[40:]
+    )
+    with pytest.raises(ValueError, match="no embeddings"):
+        probes.refit_probes(probes.ProbeResult(table=table, heads={}, majority=0, pairs={}), [])
+
+
+def test_common_budget_refuses_runs_that_differ():
+    log = {"steps_done": 3, "config": {"batch_size": 8}}
+    assert reporting.common_budget({"a": log, "b": log}) == {
+        "steps": 3,
+        "batch_size": 8,
+        "examples": 24,
+    }
+    other = {"steps_done": 4, "config": {"batch_size": 8}}
+    with pytest.raises(ValueError, match="differ"):
+        reporting.common_budget({"a": log, "b": other})
+    with pytest.raises(ValueError, match="at least one"):
+        reporting.common_budget({})
+
+
 def test_head_block_means_reads_the_distance_weights():
     head = SoftmaxClassifier(2, 2, ("u", "|u-v|"))
     with torch.no_grad():
@@ -352,6 +423,7 @@ def test_feature_ablation_on_a_tiny_bert(tiny_folder):
     assert list(summary.index) == ["(u, v)", "(u, v, |u-v|)"]
     assert summary["steps"].tolist() == [2, 2] and summary["batch size"].tolist() == [4, 4]
     assert summary.loc["(u, v)", "objective"] == "softmax (num_labels=3; features=u, v)"
+    assert reporting.common_budget(ablation.logs) == {"steps": 2, "batch_size": 4, "examples": 8}
     rows = runs.variant_rows(ablation, "STSb dev", setup_prefix="softmax ")
     assert [r["setup"] for r in rows] == ["softmax (u, v)", "softmax (u, v, |u-v|)"]
     assert rows[0]["value"] == table.loc["(u, v)", "spearman"]

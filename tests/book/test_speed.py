@@ -96,3 +96,37 @@ def test_recorded_results_and_encode_summary(tmp_path):
     assert how["git commit"] == "0123456789ab"
     assert how["max |ours - reference|"] == "2.0e-07"
     assert how["command"] == "benchmarks/encode.py --json x.json"
+
+
+def test_padding_work_by_hand():
+    from sbert_tutor.book.speed import padding_work
+
+    # lengths 1, 9, 2, 8 in batches of 2: input order pads to 9 and 8 -> 2*9 + 2*8 = 34 positions;
+    # sorted (1, 2 | 8, 9) pads to 2 and 9 -> 2*2 + 2*9 = 22
+    assert padding_work([1, 9, 2, 8], 2, sort=False) == {
+        "tokens": 20,
+        "positions": 34,
+        "attention": 2 * 81 + 2 * 64,
+    }
+    assert padding_work([1, 9, 2, 8], 2, sort=True) == {
+        "tokens": 20,
+        "positions": 22,
+        "attention": 2 * 4 + 2 * 81,
+    }
+    with pytest.raises(ValueError):
+        padding_work([1], 0, sort=True)
+
+
+def test_padding_savings_are_larger_for_mixed_lengths(tiny_bert):
+    from sbert_tutor import SentenceEncoder
+    from sbert_tutor.book.speed import padding_savings
+
+    model, tokenizer = tiny_bert
+    encoder = SentenceEncoder(model, tokenizer, max_seq_length=64)
+    short = [f"word {i}" for i in range(8)]
+    mixed = short[:4] + [" ".join(["long"] * 40) + f" {i}" for i in range(4)]
+    mixed = [mixed[i] for i in (0, 4, 1, 5, 2, 6, 3, 7)]  # alternate short and long
+    table = padding_savings(encoder, {"short": short, "mixed": mixed}, batch_size=2)
+    assert table.loc["short", "positions saved (x)"] == pytest.approx(1.0)
+    assert table.loc["mixed", "positions saved (x)"] > 1.5
+    assert table.loc["mixed", "attention saved (x)"] > table.loc["mixed", "positions saved (x)"]
