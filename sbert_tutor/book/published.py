@@ -11,6 +11,7 @@ constant                                    source                              
 :data:`SBERT_COST_CLAIM`                    SBERT paper, section 1                  2, 13
 :data:`TANEJA_COST_CLAIM`                   Taneja et al. (2023), section I         2
 :data:`SBERT_TABLE1`                        SBERT paper, Table 1                    3
+:data:`SBERT_TABLE5`, :data:`SUPMPN_TABLE3` SBERT paper, Table 5; SupMPN, Table 3   3b
 :data:`MSMARCO_PUBLISHED`                   SBERT.net documentation                 5
 :data:`SBERT_TABLE6_CONCAT`                 SBERT paper, Table 6                    6
 :data:`SBERT_TABLE2_STSB`                   SBERT paper, Table 2                    7
@@ -112,6 +113,31 @@ SBERT_TABLE1: dict[str, tuple[float, ...]] = {
     "SRoBERTa-NLI-large": (74.53, 77.00, 73.18, 81.85, 76.82, 79.10, 74.29, 76.68),
 }
 SBERT_TABLE1_SOURCE = SBERT.at("Table 1")
+
+
+# ------------------------------------------------------------------ chapter 3b: transfer tasks
+#: SBERT paper Table 5: accuracy x100 on the SentEval tasks MR, CR, SUBJ, MPQA, SST2, TREC, MRPC
+#: and the paper's average (as reproduced in the study notes, section 5).
+SBERT_TABLE5: dict[str, tuple[float, ...]] = {
+    "Avg. GloVe embeddings": (77.25, 78.30, 91.17, 87.85, 80.18, 83.0, 72.87, 81.52),
+    "Avg. fast-text embeddings": (77.96, 79.23, 91.68, 87.81, 82.15, 83.6, 74.49, 82.42),
+    "Avg. BERT embeddings": (78.66, 86.25, 94.37, 88.66, 84.40, 92.8, 69.45, 84.94),
+    "BERT CLS-vector": (78.68, 84.85, 94.21, 88.23, 84.13, 91.4, 71.13, 84.66),
+    "InferSent - GloVe": (81.57, 86.54, 92.50, 90.38, 84.18, 88.2, 75.77, 85.59),
+    "Universal Sentence Encoder": (80.09, 85.19, 93.98, 86.70, 86.38, 93.2, 70.14, 85.10),
+    "SBERT-NLI-base": (83.64, 89.43, 94.39, 89.86, 88.96, 89.6, 76.00, 87.41),
+    "SBERT-NLI-large": (84.88, 90.07, 94.52, 90.33, 90.66, 87.4, 75.94, 87.69),
+}
+SBERT_TABLE5_SOURCE = SBERT.at("Table 5")
+#: SupMPN paper Table 3, the paper's own two models (same columns). Its copies of other papers'
+#: rows are not kept: two carry transcription slips (Avg. BERT embeddings' MRPC printed 69.54
+#: where SBERT's Table 5 and the row's average say 69.45; SimCSE-sup's SUBJ 84.81 where the
+#: row's average says 94.81).
+SUPMPN_TABLE3: dict[str, tuple[float, ...]] = {
+    "SupMPN-BERT-base": (82.93, 89.26, 94.76, 90.21, 86.99, 88.20, 76.35, 86.96),
+    "SupMPN-BERT-large": (84.06, 90.25, 94.59, 90.26, 88.58, 91.00, 75.48, 87.75),
+}
+SUPMPN_TABLE3_SOURCE = SUPMPN.at("Table 3")
 
 
 def sts_table(rows: dict[str, tuple[float, ...]], source: Source) -> PublishedTable:

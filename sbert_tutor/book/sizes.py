@@ -40,6 +40,28 @@ class PoolingSizes:
 
 
 @dataclass(frozen=True)
+class TransferSizes:
+    """Chapter 3b (transfer tasks): what the chapter computes while the book builds.
+
+    Attributes:
+        experiment_tasks: the tasks of the pooling/normalisation experiment.
+        experiment_max_items: items a split in it (a stratified subsample; ``None`` = all).
+        poolings: the poolings compared (each with and without L2 normalisation).
+        kfold: folds of its cross-validations (SentEval's 10 on full data; fewer on subsamples).
+        classifier: the probe of the experiment. ``"lbfgs"``, the converged logistic regression:
+            the experiment asks what the embeddings carry, and SentEval's Adam with early stopping
+            barely leaves its initialisation on a few hundred items (16 steps a round on a
+            quick profile's inner training fold), so its answer would be about the optimiser.
+    """
+
+    experiment_tasks: tuple[str, ...]
+    experiment_max_items: int | None
+    poolings: tuple[str, ...]
+    kfold: int = 10
+    classifier: str = "lbfgs"
+
+
+@dataclass(frozen=True)
 class RetrievalMetricsSizes:
     """Chapter 4 (retrieval metrics vs k): dev-subset queries (with their BM25 top-20s), TREC DL19
     queries (with their judged passages) and random other ``corpus_mini`` passages."""
@@ -165,6 +187,12 @@ class EfficiencySizes:
 SIZES: dict[str, tuple[Any, Any]] = {
     "cost": (CostSizes(192, 512, 32), CostSizes(4096, 20000, 128)),
     "pooling": (PoolingSizes(2000), PoolingSizes(20000)),
+    "transfer": (
+        TransferSizes(("mr", "subj", "trec", "mrpc"), 400, ("mean", "cls"), kfold=5),
+        TransferSizes(
+            ("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc"), None, ("mean", "cls", "max")
+        ),
+    ),
     "retrieval_metrics": (
         RetrievalMetricsSizes(100, 10, 0),
         RetrievalMetricsSizes(None, None, None),

@@ -1,44 +1,21 @@
-"""Chapter 3b, transfer tasks: published numbers, the chapter's sizes, the recorded full runs and
-the chapter's own experiment (pooling and normalisation vs transfer accuracy).
+"""Chapter 3b, transfer tasks: the published rows beside our recorded runs, and the chapter's own
+experiment (pooling and normalisation vs transfer accuracy).
 
-Published rows are copied exactly from the papers and labelled ``published: <authors year, table>``.
-SBERT Table 5 (Reimers & Gurevych 2019) is taken from the study notes in the project's papers; each
-row's average agrees with the mean of its seven cells to rounding (a test checks this). From
-SupMPN's Table 3 (Dehghan & Amasyali 2022) only the paper's own models are kept: its copies of
-other papers' rows carry two transcription slips visible the same way (Avg. BERT embeddings'
-MRPC printed 69.54 where SBERT's Table 5 and the row's average say 69.45; SimCSE-sup's SUBJ 84.81
-where the average says 94.81).
+The published numbers themselves (SBERT Table 5, SupMPN's Table 3) live with every other published
+number in :mod:`sbert_tutor.book.published`; the chapter's sizes in :mod:`sbert_tutor.book.sizes`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-TASK_COLUMNS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
-SBERT_TABLE5_SOURCE = "Reimers & Gurevych (2019), Table 5"
-SUPMPN_TABLE3_SOURCE = "Dehghan & Amasyali (2022), Table 3"
+from sbert_tutor.book.sizes import TransferSizes
 
-#: SBERT paper Table 5: accuracy x100 on the SentEval tasks (MR ... MRPC) and the paper's average.
-SBERT_TABLE5: dict[str, tuple[float, ...]] = {
-    "Avg. GloVe embeddings": (77.25, 78.30, 91.17, 87.85, 80.18, 83.0, 72.87, 81.52),
-    "Avg. fast-text embeddings": (77.96, 79.23, 91.68, 87.81, 82.15, 83.6, 74.49, 82.42),
-    "Avg. BERT embeddings": (78.66, 86.25, 94.37, 88.66, 84.40, 92.8, 69.45, 84.94),
-    "BERT CLS-vector": (78.68, 84.85, 94.21, 88.23, 84.13, 91.4, 71.13, 84.66),
-    "InferSent - GloVe": (81.57, 86.54, 92.50, 90.38, 84.18, 88.2, 75.77, 85.59),
-    "Universal Sentence Encoder": (80.09, 85.19, 93.98, 86.70, 86.38, 93.2, 70.14, 85.10),
-    "SBERT-NLI-base": (83.64, 89.43, 94.39, 89.86, 88.96, 89.6, 76.00, 87.41),
-    "SBERT-NLI-large": (84.88, 90.07, 94.52, 90.33, 90.66, 87.4, 75.94, 87.69),
-}
-#: SupMPN paper Table 3, its own two models (same columns).
-SUPMPN_TABLE3: dict[str, tuple[float, ...]] = {
-    "SupMPN-BERT-base": (82.93, 89.26, 94.76, 90.21, 86.99, 88.20, 76.35, 86.96),
-    "SupMPN-BERT-large": (84.06, 90.25, 94.59, 90.26, 88.58, 91.00, 75.48, 87.75),
-}
+TASK_COLUMNS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
 
 #: Results files of the recorded full runs (in ``benchmarks/results``).
 RECORDED_RUN = "transfer_minilm_cpu"
@@ -47,6 +24,13 @@ RECORDED_SENTEVAL = "transfer_minilm_senteval_reference"
 
 def published_transfer() -> pd.DataFrame:
     """SBERT Table 5 and SupMPN's own rows: one row a model, columns the tasks, ``avg``, ``kind``."""
+    from sbert_tutor.book.published import (
+        SBERT_TABLE5,
+        SBERT_TABLE5_SOURCE,
+        SUPMPN_TABLE3,
+        SUPMPN_TABLE3_SOURCE,
+    )
+
     rows = []
     for table, source in (
         (SBERT_TABLE5, SBERT_TABLE5_SOURCE),
@@ -99,54 +83,6 @@ def task_overview(tasks: Sequence[str] | None = None) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).set_index("task")
-
-
-# ------------------------------------------------------------------------------------- sizes
-@dataclass(frozen=True)
-class TransferSizes:
-    """What the chapter computes while the book builds, per profile.
-
-    Attributes:
-        experiment_tasks: the tasks of the pooling/normalisation experiment.
-        experiment_max_items: items a split in it (a stratified subsample; ``None`` = all).
-        poolings: the poolings compared (each with and without L2 normalisation).
-        kfold: folds of its cross-validations (SentEval's 10 on full data; fewer on subsamples).
-        classifier: the probe of the experiment. ``"lbfgs"``, the converged logistic regression:
-            the experiment asks what the embeddings carry, and SentEval's Adam with early stopping
-            barely leaves its initialisation on a few hundred items (16 steps a round on a
-            quick profile's inner training fold), so its answer would be about the optimiser.
-    """
-
-    experiment_tasks: tuple[str, ...]
-    experiment_max_items: int | None
-    poolings: tuple[str, ...]
-    kfold: int = 10
-    classifier: str = "lbfgs"
-
-
-SIZES = {
-    "quick": TransferSizes(
-        experiment_tasks=("mr", "subj", "trec", "mrpc"),
-        experiment_max_items=400,
-        poolings=("mean", "cls"),
-        kfold=5,
-    ),
-    "full": TransferSizes(
-        experiment_tasks=("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc"),
-        experiment_max_items=None,
-        poolings=("mean", "cls", "max"),
-    ),
-}
-
-
-def chapter_sizes(profile: Any = None) -> TransferSizes:
-    """The sizes of ``profile`` (a :class:`~sbert_tutor.profiles.Profile` or name; ``None``:
-    the current one)."""
-    from sbert_tutor.profiles import get_profile
-
-    if profile is None or isinstance(profile, str):
-        profile = get_profile(profile)
-    return SIZES[profile.name]
 
 
 # ------------------------------------------------------------------------------ recorded runs

@@ -105,6 +105,20 @@ def test_other_tables_equal_their_transcription():
         np.testing.assert_allclose(ours[name], values, atol=1e-12, err_msg=name)
 
 
+TRANSFER_TABLES = [
+    ("SBERT_TABLE5", "sbert2019_table5.tsv"),
+    ("SUPMPN_TABLE3", "dehghan2022_table3.tsv"),
+]
+
+
+@pytest.mark.parametrize(("constant", "file"), TRANSFER_TABLES)
+def test_transfer_tables_equal_their_transcription_and_their_averages(constant, file):
+    table = getattr(published, constant)
+    assert {row[0]: tuple(float(x) for x in row[2:]) for row in _read(file)} == table
+    values = np.array(list(table.values()))
+    np.testing.assert_allclose(values[:, :7].mean(axis=1), values[:, 7], atol=0.005 + 1e-9)
+
+
 def test_setups_equal_their_transcription():
     for constant, key, value, _, _ in _read("setups.tsv"):
         assert getattr(published, constant)[key] == ast.literal_eval(value), (constant, key)
@@ -178,6 +192,8 @@ PAPER_OF = {
     "taneja2023_table2.tsv": "taneja2023_mnrl_sbert_similarity_search.txt",
     "dehghan2022_table2.tsv": "dehghan2022_supmpn.txt",
     "oh_table1.tsv": "oh_guidance_by_semantic_search.txt",
+    "sbert2019_table5.tsv": "sbert_paper_notes_korean.txt",
+    "dehghan2022_table3.tsv": "dehghan2022_supmpn.txt",
 }
 
 
