@@ -288,7 +288,7 @@ def _train_group(Xt, yt, resolved, l2, init, batch_size, epoch_size, tenacity, m
         n_epoch += epoch_size
         idx = torch.from_numpy(active)
         logits = torch.baddbmm(bias.unsqueeze(1), Xt[val_index_t[idx]], weight.transpose(1, 2))
-        correct = ((logits.argmax(2) == val_y[idx]) & val_mask_t[idx]).sum(1).numpy()
+        correct = ((logits.argmax(2) == val_y[idx]) & val_mask_t[idx]).sum(1).cpu().numpy()
         keep = []
         for row, m in enumerate(active):
             rounds[m] += 1
@@ -305,7 +305,7 @@ def _train_group(Xt, yt, resolved, l2, init, batch_size, epoch_size, tenacity, m
         if len(keep) < len(active):
             weight, bias, optimizer = _keep_rows(weight, bias, optimizer, keep)
             active = active[keep]
-    return best_weight.numpy(), best_bias.numpy(), best, rounds
+    return best_weight.cpu().numpy(), best_bias.cpu().numpy(), best, rounds
 
 
 def _keep_rows(weight, bias, optimizer, keep):
