@@ -119,6 +119,26 @@ def test_batched_training_follows_senteval_one_model_at_a_time():
     assert len(set(fit.rounds.tolist())) > 1  # the models stopped at different rounds
 
 
+def test_processes_share_the_models_without_changing_them():
+    """``n_jobs=2`` deals the models to two processes and puts them back in order: the same
+    fit, bit for bit, as one process (each model trains independently of the others)."""
+    X, y = _data(seed=4, noise=1.5)
+    rng = np.random.default_rng(5)
+    order = rng.permutation(len(y))
+    jobs = [
+        ProbeJob(order[:100], 1e-5, order[200:260]),
+        ProbeJob(order[30:160], 1e-2, order[200:250]),
+        ProbeJob(order[:70], 1e-3, order[100:200]),
+        ProbeJob(order[:200], 1e-4),
+        ProbeJob(order[50:250], 1e-5),
+    ]
+    one = train_probes(X, y, jobs, 3)
+    two = train_probes(X, y, jobs, 3, n_jobs=2)
+    for field in ("weight", "bias", "val_accuracy", "rounds"):
+        np.testing.assert_array_equal(getattr(two, field), getattr(one, field), err_msg=field)
+    assert len(set(one.val_accuracy.tolist())) > 1  # the models differ, so order matters
+
+
 def test_train_probes_rejects_bad_jobs():
     X, y = _data(n=40)
     with pytest.raises(ValueError, match="at least one ProbeJob"):

@@ -144,6 +144,7 @@ def train_probes(
     epoch_size: int = EPOCH_SIZE,
     tenacity: int = TENACITY,
     max_epoch: int = MAX_EPOCH,
+    n_jobs: int | None = None,
 ) -> ProbeFit:
     """Train one SentEval logistic-regression probe per job (module docstring), all at once.
 
@@ -152,10 +153,18 @@ def train_probes(
         n_classes: ``K`` (default: ``max(y) + 1``).
         seed: SentEval's seed, used for every model (initialisation and shuffles).
         batch_size, epoch_size, tenacity, max_epoch: SentEval's classifier settings.
+        n_jobs: processes sharing the jobs (``None``/1: this process). Each model's training is
+            independent of the others', so the result is the same for any ``n_jobs``; the
+            training runs on one thread per process, so ``n_jobs`` = the number of cores is
+            about that many times faster for a grid of many models.
 
     Returns:
         :class:`ProbeFit`, models in the order of ``jobs``.
     """
+    if n_jobs is not None and n_jobs > 1 and len(jobs) > 1:
+        return _train_in_processes(
+            X, y, jobs, n_classes, seed, batch_size, epoch_size, tenacity, max_epoch, n_jobs=n_jobs
+        )
     import torch
 
     X = np.asarray(X, dtype=np.float32)
@@ -200,6 +209,27 @@ def train_probes(
     finally:
         torch.set_num_threads(threads)
     return ProbeFit(weight=weight, bias=bias, val_accuracy=accuracy, rounds=rounds)
+
+
+def _train_in_processes(X, y, jobs, n_classes, seed, *settings, n_jobs: int) -> ProbeFit:
+    """:func:`train_probes` split over ``n_jobs`` processes (jobs dealt round-robin, so each
+    process gets a share of every group), the models put back in the order of ``jobs``."""
+    from joblib import Parallel, delayed
+
+    K = int(n_classes if n_classes is not None else np.max(y) + 1)
+    n_jobs = min(n_jobs, len(jobs))
+    shares = [list(range(start, len(jobs), n_jobs)) for start in range(n_jobs)]
+    fits = Parallel(n_jobs=n_jobs)(
+        delayed(train_probes)(X, y, [jobs[m] for m in share], K, seed, *settings)
+        for share in shares
+    )
+    order = np.argsort(np.concatenate(shares), kind="stable")
+    return ProbeFit(
+        weight=np.concatenate([f.weight for f in fits])[order],
+        bias=np.concatenate([f.bias for f in fits])[order],
+        val_accuracy=np.concatenate([f.val_accuracy for f in fits])[order],
+        rounds=np.concatenate([f.rounds for f in fits])[order],
+    )
 
 
 def _gradients(weight, bias, Xb, yb, share, decay):
