@@ -189,8 +189,8 @@ def train_probes(
     for unit in units_of(jobs):
         key = (-(-len(resolved[unit[0]][0]) // batch_size), len(unit))
         groups.setdefault(key, []).append(unit)
-    Xt = torch.from_numpy(X)
-    yt = torch.from_numpy(y)
+    Xt = torch.from_numpy(np.require(X, requirements="W"))  # joblib hands read-only maps
+    yt = torch.from_numpy(np.require(y, requirements="W"))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         init = torch.nn.Linear(d, K)
