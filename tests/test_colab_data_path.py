@@ -257,3 +257,68 @@ def test_offline_without_a_folder_names_both_ways_out(tables, tmp_path, monkeypa
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(DataNotFoundError, match="SBERT_TUTOR_DATA is not set and HF_HUB_OFFLINE"):
         load_msmarco("msmarco-dev-subset")
+
+
+# ------------------------------------------------------------------------- the install cell
+def _project() -> dict:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    repo = Path(__file__).resolve().parents[1]
+    return tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def _chapter_code(chapter: Path) -> list[str]:
+    import json
+
+    cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+
+
+def _name(requirement: str) -> str:
+    import re
+
+    return re.split(r"[\[<>=!~ ;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_the_colab_extra_covers_what_chapters_import():
+    import re
+    import sys
+    from importlib.metadata import packages_distributions
+
+    project = _project()
+    allowed = {_name(r) for r in project["dependencies"]}
+    allowed |= {_name(r) for r in project["optional-dependencies"]["colab"]}
+    allowed |= {_name(r) for r in project["optional-dependencies"]["hub"]}
+    book = Path(__file__).resolve().parents[1] / "book"
+    modules = {
+        m.split(".")[0]
+        for chapter in book.glob("*.ipynb")
+        for code in _chapter_code(chapter)
+        for m in re.findall(r"^\s*(?:from|import)\s+([\w.]+)", code, re.M)
+    }
+    dists = packages_distributions()
+    for module in sorted(modules - set(sys.stdlib_module_names) - {"sbert_tutor"}):
+        names = {d.lower().replace("_", "-") for d in dists.get(module, [module])}
+        assert names & allowed, f"chapters import {module}, which no colab requirement provides"
+
+
+def test_every_chapter_installs_the_colab_extra_at_the_project_version():
+    import re
+
+    repo = Path(__file__).resolve().parents[1]
+    project = _project()
+    pin = f"@ git+https://github.com/sbert-tutor/sbert-tutor@v{project['version']}"
+    extras = project["optional-dependencies"]
+    assert not any("jupyter-book" in r or "sphinx" in r.lower() for r in extras["colab"])
+    chapters = sorted((repo / "book").glob("*.ipynb"))
+    assert len(chapters) >= 14
+    for chapter in chapters:
+        installs = [
+            line
+            for code in _chapter_code(chapter)
+            for line in code.splitlines()
+            if "pip install" in line
+        ]
+        assert len(installs) == 1, f"{chapter.name}: {installs}"
+        assert re.fullmatch(
+            rf'\s*%pip install -q "sbert-tutor\[colab\] {re.escape(pin)}"', installs[0]
+        ), f"{chapter.name}: {installs[0]}"

@@ -16,8 +16,9 @@ name                    queries                 qrels                corpus
 ``msmarco-dev``         6,980 dev small         7,437, binary        ``full`` only
 ======================  ======================  ===================  =====================================
 
-* ``mini`` is ``msmarco/corpus_mini.tsv`` of the data folder: 16,799 real passages holding every
-  relevant passage of ``msmarco-dev-subset`` and of ``trec-dl19``.
+* ``mini`` is ``msmarco/corpus_mini.tsv`` of the data folder (without one: rebuilt from the hub,
+  see Sources): 16,799 real passages holding every relevant passage of ``msmarco-dev-subset`` and
+  of ``trec-dl19``.
   Every other passage of it is a distractor, so retrieval over it is **far easier** than over the
   full collection and its numbers must not be compared with published full-collection numbers.
 * ``full`` is the whole 8,841,823-passage collection. It is not in the data folder: it is
