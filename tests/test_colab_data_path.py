@@ -32,6 +32,8 @@ from tests.conftest import fake_hub, needs_data, shared_data
 from tests.hub_shapes import hub_tables
 
 pytestmark = needs_data
+#: The data folder, read once (the hub runs unset SBERT_TUTOR_DATA).
+ROOT = shared_data()
 
 
 def _retrieval_metrics():
@@ -124,11 +126,11 @@ def record(value: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def tables():
-    return hub_tables(shared_data())
+    return hub_tables(ROOT)
 
 
 def run_local(monkeypatch, call):
-    monkeypatch.setenv("SBERT_TUTOR_DATA", str(shared_data()))
+    monkeypatch.setenv("SBERT_TUTOR_DATA", str(ROOT))
     return call()
 
 
@@ -157,7 +159,7 @@ def test_hub_path_says_where_its_data_came_from(tables, tmp_path, monkeypatch):
     assert dev.source.startswith("topics: hub:mteb/msmarco (rebuilt with the shipped qid list")
     assert "rebuilt from hub:mteb/msmarco with the shipped pid list" in dev.source
     assert dl19.source.startswith("topics: hub:mteb/msmarco;")
-    root = str(shared_data())
+    root = str(ROOT)
     assert dev.files and not any(str(f).startswith(root) for f in dev.files)
     assert all(str(f).startswith(str(tmp_path)) for f in dev.files)
     stsb = load_sts("stsb", "test")
@@ -208,7 +210,7 @@ def test_the_notes_reach_the_sts_table_note(tables, tmp_path, monkeypatch):
 
 
 def test_shipped_id_lists_are_the_data_folders_ids(tmp_path):
-    written = write_id_lists(shared_data(), tmp_path)
+    written = write_id_lists(ROOT, tmp_path)
     for key, path in ID_FILES.items():
         assert gzip.decompress(path.read_bytes()) == gzip.decompress(written[key].read_bytes())
         assert path.read_bytes() == written[key].read_bytes(), f"{key}: not reproducible bytes"
@@ -218,7 +220,7 @@ def test_shipped_id_lists_are_the_data_folders_ids(tmp_path):
 
 def test_first_passages_stream_only_a_prefix_of_the_collection(tmp_path, monkeypatch):
     consumed: list[int] = []
-    tables = hub_tables(shared_data(), consumed)
+    tables = hub_tables(ROOT, consumed)
     local = run_local(monkeypatch, lambda: _first_passages(20))
     hub, source = run_hub(monkeypatch, lambda: mini_corpus_head(20), tables, tmp_path, [])
     assert hub == local and source.startswith("hub:mteb/msmarco[corpus]")
@@ -322,3 +324,19 @@ def test_every_chapter_installs_the_colab_extra_at_the_project_version():
         assert re.fullmatch(
             rf'\s*%pip install -q "sbert-tutor\[colab\] {re.escape(pin)}"', installs[0]
         ), f"{chapter.name}: {installs[0]}"
+
+
+def test_a_stale_or_cut_rebuilt_corpus_is_rebuilt(tables, tmp_path, monkeypatch):
+    calls: list = []
+    run_hub(monkeypatch, lambda: load_msmarco("trec-dl19"), tables, tmp_path, calls)
+    cached = tmp_path / "hub_data" / "msmarco" / "corpus_mini.tsv"
+    lines = cached.read_text(encoding="utf-8").split("\n")
+    lines[1], lines[2] = lines[2], lines[1]  # another version's order: same size, other ids
+    cached.write_text("\n".join(lines), encoding="utf-8")
+    hub = load_msmarco("trec-dl19")
+    assert sum(c[1:2] == ("corpus",) for c in calls) == 2
+    cached.write_text(cached.read_text(encoding="utf-8")[:-1000], encoding="utf-8")  # cut short
+    load_msmarco("trec-dl19")
+    assert sum(c[1:2] == ("corpus",) for c in calls) == 3
+    local = run_local(monkeypatch, lambda: load_msmarco("trec-dl19"))
+    assert record(hub) == record(local)

@@ -183,16 +183,29 @@ def _build_corpus(folder: Path) -> None:
     )
 
 
+def _expected_ids(relative: str) -> tuple[str, list[str]]:
+    """The id column of a rebuilt file and the ids it must hold, in order (the shipped lists)."""
+    if relative == MINI_CORPUS:
+        return "pid", corpus_mini_pids()
+    if relative == f"{SUBSET}/queries.tsv":
+        return "qid", topic_qids("dev_small_subset")
+    if relative == f"{SUBSET}/qrels.tsv":
+        return "qid", topic_qids("dev_small_subset")  # one positive each, in the list's order
+    return "pid", read_table(bm25_candidates_file()).column("pid")
+
+
 def _complete(folder: Path, relative: str) -> bool:
-    """A rebuilt file that exists with its published row count (else it is rebuilt)."""
+    """A rebuilt file that exists, is well formed and holds the shipped list's ids in order
+    (else it is rebuilt: a file cut short, or one made from another version's lists)."""
     path = folder / relative
     if not path.is_file():
         return False
+    column, ids = _expected_ids(relative)
     try:
-        read_table(path, expected_rows=KNOWN_ROWS.get(relative))
+        table = read_table(path, (column,), expected_rows=KNOWN_ROWS.get(relative))
     except DataFileError:
         return False
-    return True
+    return table.column(column) == ids
 
 
 def hub_msmarco_folder(corpus: bool = True, topics: bool = True) -> Path:
