@@ -22,7 +22,8 @@ from typing import Any
 from sbert_tutor.settings import CHECK_SIZES_ENV, DATA_ENV, check_sizes, data_dir, hf_offline
 
 #: Published row counts (data rows, header excluded) of the named data sets, by path inside the
-#: data folder: the sizes their sources state (STSb, SICK, SentEval's STS12-16, SNLI 1.0, MS MARCO).
+#: data folder: the sizes their sources state (STSb, SICK, SentEval's STS12-16, SNLI 1.0, MS MARCO,
+#: SentEval's transfer tasks).
 STS_SUBSET_ROWS: dict[str, dict[str, int]] = {
     "STS12": {
         "MSRpar": 750,
@@ -75,6 +76,22 @@ KNOWN_ROWS: dict[str, int] = {
     "msmarco/trec_dl2020/qrels.tsv": 11386,
     "msmarco/corpus_mini.tsv": 16799,
     "msmarco/train_triples_toy.tsv.gz": 100,
+    # SentEval's transfer tasks (one item a line; MRPC after its header line)
+    "senteval/MR/rt-polarity.pos": 5331,
+    "senteval/MR/rt-polarity.neg": 5331,
+    "senteval/CR/custrev.pos": 2407,
+    "senteval/CR/custrev.neg": 1368,
+    "senteval/SUBJ/subj.objective": 5000,
+    "senteval/SUBJ/subj.subjective": 5000,
+    "senteval/MPQA/mpqa.pos": 3312,
+    "senteval/MPQA/mpqa.neg": 7294,
+    "senteval/SST/binary/sentiment-train": 67349,
+    "senteval/SST/binary/sentiment-dev": 872,
+    "senteval/SST/binary/sentiment-test": 1821,
+    "senteval/TREC/train_5500.label": 5452,
+    "senteval/TREC/TREC_10.label": 500,
+    "senteval/MRPC/msr_paraphrase_train.txt": 4076,
+    "senteval/MRPC/msr_paraphrase_test.txt": 1725,
     **{
         f"sts/{variant}/{year}/{subset}.tsv": rows
         for variant in ("raw", "senteval_tok")
@@ -256,6 +273,32 @@ def _raw_text(path: Path) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+def check_final_newline(path: Path, text: str | bytes) -> None:
+    """Refuse a file whose last line has no newline: a copy or download cut off mid-line."""
+    newline = b"\n" if isinstance(text, bytes) else "\n"
+    if not text.endswith(newline):  # type: ignore[arg-type]
+        last = text.count(newline) + 1  # type: ignore[arg-type]
+        raise DataFileError(
+            f"{path}:{last}: the last line does not end with a newline, so the file was probably "
+            f"cut off mid-line: {_AGAIN}. (A file you wrote yourself must end with a newline.)"
+        )
+
+
+def check_row_count(
+    path: Path, rows: int, expected_rows: int | None, what: str, first_line: int = 2
+) -> None:
+    """Refuse ``rows`` data rows (from line ``first_line`` on) where the data set has another count.
+
+    Skipped when ``expected_rows`` is ``None`` or ``SBERT_TUTOR_CHECK_SIZES=0``.
+    """
+    if expected_rows is not None and rows != expected_rows and check_sizes():
+        raise DataFileError(
+            f"{path}: {rows:,} data rows (lines {first_line}-{rows + first_line - 1}), but {what} "
+            f"has {expected_rows:,}: the file is incomplete or not the published one; {_AGAIN}. "
+            f"If you changed it on purpose, set {CHECK_SIZES_ENV}=0."
+        )
+
+
 def read_table(
     path: Path,
     columns: Sequence[str] = (),
@@ -279,12 +322,7 @@ def read_table(
     path = Path(path)
     what = what or path.name
     text = _raw_text(path)
-    if not text.endswith("\n"):
-        last = text.count("\n") + 1
-        raise DataFileError(
-            f"{path}:{last}: the last line does not end with a newline, so the file was probably "
-            f"cut off mid-line: {_AGAIN}. (A file you wrote yourself must end with a newline.)"
-        )
+    check_final_newline(path, text)
     lines = text[:-1].split("\n")
     lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     header = tuple(lines[0].split("\t"))
@@ -307,12 +345,7 @@ def read_table(
         raise DataFileError(
             f"{path}:2: a header (line 1) but no data rows; {what} needs at least one: {_AGAIN}."
         )
-    if expected_rows is not None and len(rows) != expected_rows and check_sizes():
-        raise DataFileError(
-            f"{path}: {len(rows):,} data rows (lines 2-{len(rows) + 1}), but {what} has "
-            f"{expected_rows:,}: the file is incomplete or not the published one; {_AGAIN}. If "
-            f"you changed it on purpose, set {CHECK_SIZES_ENV}=0."
-        )
+    check_row_count(path, len(rows), expected_rows, what)
     return Table(path, header, rows)
 
 

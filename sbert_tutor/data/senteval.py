@@ -52,7 +52,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.data._files import load_hub_dataset, local_file, local_root
+from sbert_tutor.data._files import (
+    KNOWN_ROWS,
+    DataFileError,
+    check_final_newline,
+    check_row_count,
+    load_hub_dataset,
+    local_file,
+    local_root,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -288,13 +296,25 @@ def load_transfer(name: str) -> TransferTask:
 
 
 # ---------------------------------------------------------------------------------------- local
-def _lines(path: Path, encoding: str) -> list[str]:
-    """The lines of ``path`` (split at ``\\n`` only), decoded; an error names the bad line."""
+#: Files published without a final newline (Microsoft's MRPC files); their counts still tell a cut.
+_NO_FINAL_NEWLINE = ("msr_paraphrase_train.txt", "msr_paraphrase_test.txt")
+
+
+def _lines(path: Path, encoding: str, relative: str, header: bool = False) -> list[str]:
+    """The lines of ``path`` (split at ``\\n`` only), decoded and checked.
+
+    Refused, naming the file and the line: an empty file, a last line without a newline (a cut
+    copy; MRPC's files are published without one), bytes that do not decode, and a number of
+    items (after the header line, if ``header``) other than the published one in ``KNOWN_ROWS``
+    (``SBERT_TUTOR_CHECK_SIZES=0`` skips that).
+    """
     raw = path.read_bytes()
     if not raw.strip():
-        raise ValueError(
+        raise DataFileError(
             f"{path} is empty: expected one item a line (see sbert_tutor.data.senteval)"
         )
+    if path.name not in _NO_FINAL_NEWLINE:
+        check_final_newline(path, raw)
     chunks = raw.split(b"\n")
     if chunks[-1] == b"":  # the file ends with a newline
         chunks.pop()
@@ -303,11 +323,13 @@ def _lines(path: Path, encoding: str) -> list[str]:
         try:
             lines.append(chunk.decode(encoding))
         except UnicodeDecodeError as exc:
-            raise ValueError(
+            raise DataFileError(
                 f"{path}:{line_no}: not {encoding} text ({exc.reason} at byte {exc.start} of the "
                 "line); the SentEval files are latin-1 (MR, CR, SUBJ, MPQA, TREC) or UTF-8 (SST, "
                 "MRPC)"
             ) from None
+    first = 2 if header else 1
+    check_row_count(path, len(lines) - first + 1, KNOWN_ROWS.get(relative), relative, first)
     return lines
 
 
@@ -322,9 +344,10 @@ def _read_binary(root: Path, task: str) -> tuple[TransferSplit, tuple[Path, ...]
     labels: list[int] = []
     files = []
     for filename, label in parts:
-        path = local_file(root, f"senteval/{folder}/{filename}")
+        relative = f"senteval/{folder}/{filename}"
+        path = local_file(root, relative)
         files.append(path)
-        lines = _lines(path, "latin-1")
+        lines = _lines(path, "latin-1", relative)
         sentences += [_words(line) for line in lines]
         labels += [label] * len(lines)
     return TransferSplit(sentences, np.asarray(labels, dtype=np.int64)), tuple(files)
@@ -333,7 +356,7 @@ def _read_binary(root: Path, task: str) -> tuple[TransferSplit, tuple[Path, ...]
 def _parse_sst(path: Path, line_no: int, line: str) -> tuple[str, int]:
     fields = line.strip().split("\t")
     if len(fields) != 2 or fields[1] not in ("0", "1"):
-        raise ValueError(
+        raise DataFileError(
             f"{path}:{line_no}: expected 'sentence<TAB>label' with label 0 or 1, got {line[:80]!r}"
         )
     return _words(fields[0]), int(fields[1])
@@ -343,7 +366,7 @@ def _parse_trec(path: Path, line_no: int, line: str) -> tuple[str, int]:
     coarse, sep, rest = line.strip().partition(":")
     fine_and_question = rest.split(" ", 1)
     if not sep or coarse not in LABEL_NAMES["trec"] or len(fine_and_question) != 2:
-        raise ValueError(
+        raise DataFileError(
             f"{path}:{line_no}: expected 'COARSE:fine question' with COARSE one of "
             f"{', '.join(LABEL_NAMES['trec'])}, got {line[:80]!r}"
         )
@@ -351,21 +374,24 @@ def _parse_trec(path: Path, line_no: int, line: str) -> tuple[str, int]:
 
 
 def _read_lines_as(
-    path: Path, encoding: str, parse: Callable[[Path, int, str], tuple[str, int]]
+    path: Path,
+    relative: str,
+    encoding: str,
+    parse: Callable[[Path, int, str], tuple[str, int]],
 ) -> TransferSplit:
     sentences, labels = [], []
-    for line_no, line in enumerate(_lines(path, encoding), start=1):
+    for line_no, line in enumerate(_lines(path, encoding, relative), start=1):
         sentence, label = parse(path, line_no, line)
         sentences.append(sentence)
         labels.append(label)
     return TransferSplit(sentences, np.asarray(labels, dtype=np.int64))
 
 
-def _read_mrpc(path: Path) -> TransferSplit:
-    lines = _lines(path, "utf-8")
+def _read_mrpc(path: Path, relative: str) -> TransferSplit:
+    lines = _lines(path, "utf-8", relative, header=True)
     header = lines[0].lstrip("\ufeff").strip().split("\t")
     if header != _MRPC_HEADER:
-        raise ValueError(
+        raise DataFileError(
             f"{path}:1: expected the MRPC header {' | '.join(_MRPC_HEADER)} (tab-separated), "
             f"got {lines[0][:80]!r}"
         )
@@ -373,7 +399,7 @@ def _read_mrpc(path: Path) -> TransferSplit:
     for line_no, line in enumerate(lines[1:], start=2):
         fields = line.strip().split("\t")
         if len(fields) != 5 or fields[0] not in ("0", "1"):
-            raise ValueError(
+            raise DataFileError(
                 f"{path}:{line_no}: expected 5 tab-separated fields (quality 0 or 1, two ids, two "
                 f"sentences), got {len(fields)} in {line[:80]!r}"
             )
@@ -388,14 +414,19 @@ def _load_local(root: Path, task: str) -> TransferTask:
         split, files = _read_binary(root, task)
         splits = {"all": split}
     else:
-        paths = {s: local_file(root, f"senteval/{f}") for s, f in _SPLIT_FILES[task].items()}
+        relatives = {s: f"senteval/{f}" for s, f in _SPLIT_FILES[task].items()}
+        paths = {s: local_file(root, r) for s, r in relatives.items()}
         files = tuple(paths.values())
         if task == "mrpc":
-            splits = {s: _read_mrpc(p) for s, p in paths.items()}
+            splits = {s: _read_mrpc(paths[s], r) for s, r in relatives.items()}
         elif task == "sst2":
-            splits = {s: _read_lines_as(p, "utf-8", _parse_sst) for s, p in paths.items()}
+            splits = {
+                s: _read_lines_as(paths[s], r, "utf-8", _parse_sst) for s, r in relatives.items()
+            }
         else:
-            splits = {s: _read_lines_as(p, "latin-1", _parse_trec) for s, p in paths.items()}
+            splits = {
+                s: _read_lines_as(paths[s], r, "latin-1", _parse_trec) for s, r in relatives.items()
+            }
     return TransferTask(
         name=task,
         splits=splits,
