@@ -67,11 +67,24 @@ def test_command_help_shows_defaults_and_examples(capsys, command):
     assert "(default: None)" not in out
 
 
-def test_task_typo_fails_before_any_model_loads(capsys):
-    # the model does not exist: the error must be about the task, found first
-    assert main(["eval-sts", "--model", "/no/such/model", "--tasks", "stsb,sts1"]) == 2
+TRAIN = ["train", "--loss", "cosine", "--out", "unused"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["eval-sts", "--tasks", "stsb,sts1"], "unknown STS task 'sts1'"),
+        (["eval-transfer", "--tasks", "cr,mrr"], "unknown transfer task 'mrr'"),
+        ([*TRAIN, "--train", "stsbb"], "unknown training set 'stsbb'"),
+        ([*TRAIN, "--train", "stsb", "--eval-steps", "5", "--eval-task", "sts"], "'sts'"),
+    ],
+    ids=["eval-sts", "eval-transfer", "train", "train-eval-task"],
+)
+def test_name_typo_fails_before_any_model_loads(capsys, args, message):
+    # the model does not exist: the error must be about the name, found first
+    assert main([*args, "--model", "/no/such/model"]) == 2
     err = capsys.readouterr().err
-    assert "unknown STS task 'sts1'" in err and "no/such/model" not in err
+    assert message in err and "no/such/model" not in err
 
 
 def test_unknown_pooling_is_refused_by_the_parser(capsys):

@@ -33,14 +33,16 @@ def default_jobs() -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sbert_tutor.data.senteval import parse_transfer_tasks
     from sbert_tutor.evaluation.transfer import evaluate_transfer
 
+    tasks = parse_transfer_tasks(args.tasks)  # a typo in --tasks fails here, before any model loads
     encoder = load_encoder(args)
     load_before = os.getloadavg()
     start = time.perf_counter()
     result = evaluate_transfer(
         encoder,
-        tasks=args.tasks,
+        tasks=tasks,
         l2_grid=args.l2_grid,
         k=args.kfold,
         seed=args.seed,

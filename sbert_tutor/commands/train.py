@@ -70,8 +70,14 @@ def objective_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from sbert_tutor import distributed
+    from sbert_tutor.evaluation.sts import parse_tasks
     from sbert_tutor.training import TrainingConfig
     from sbert_tutor.training.recipe import fit
+    from sbert_tutor.training.sources import check_training_source
+
+    check_training_source(args.train)  # typos in names fail here, before any model loads
+    if args.eval_steps:
+        parse_tasks(args.eval_task)
 
     # under torchrun: one GPU per process, or a clear error before any child touches CUDA
     args.device = distributed.process_device(args.device)

@@ -55,6 +55,20 @@ def read_table(path: str | Path) -> DataTable:
     return DataTable(frame, source=f"file {p}", files=(str(p),))
 
 
+def check_training_source(name: str) -> str | None:
+    """``None`` for an existing data file, else the checked name of a set in :data:`TRAIN_SETS`.
+
+    Raises:
+        ValueError: neither a file nor a known set; the message suggests the closest name.
+    """
+    path = Path(name)
+    if path.suffix and path.is_file():
+        return None
+    return check_choice(
+        name, TRAIN_SETS, "training set", other=" or a path to a .tsv/.csv/.jsonl file"
+    )
+
+
 def load_training_data(
     name: str,
     loss: str | type[Objective],
@@ -80,12 +94,9 @@ def load_training_data(
     """
     cls = loss if isinstance(loss, type) else objective_class(loss)
     options = {**cls.option_defaults(), **(options or {})}
-    path = Path(name)
-    if path.suffix and path.is_file():
-        return read_table(path)
-    key = check_choice(
-        name, TRAIN_SETS, "training set", other=" or a path to a .tsv/.csv/.jsonl file"
-    )
+    key = check_training_source(name)
+    if key is None:
+        return read_table(Path(name))
     if not (cls.reads_scores or cls.trains_on_nli()):
         raise ValueError(
             f"no named training set carries what the {cls.name} loss needs ("
