@@ -9,6 +9,7 @@ name                           what it does
 =============================  ======================================================================
 ``SentenceEncoder``            load any sentence-transformers folder or hub model; ``encode``, ``save``
 ``evaluate_sts``               Spearman/Pearson x100 of cosine similarity on STS12-16, STSb, SICK-R
+``evaluate_transfer``          SentEval's seven transfer tasks: a linear probe on frozen embeddings
 ``evaluate_retrieval``         encode queries + corpus, search, score with trec_eval's conventions
 ``semantic_search``            exact top-k search of query embeddings in a corpus, memory-bounded
 ``evaluate_run``               MRR, nDCG, recall, MAP, ... of a run against qrels (as trec_eval)
@@ -17,6 +18,7 @@ name                           what it does
 ``load_sts``                   STS pairs with gold scores (data folder or hub)
 ``load_nli``                   NLI premise/hypothesis pairs with labels
 ``load_msmarco``               MS MARCO / TREC DL queries, qrels and a passage corpus
+``load_transfer``              a SentEval transfer task (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC)
 ``quantize_embeddings``        int8 / uint8 / binary embeddings
 =============================  ======================================================================
 
@@ -39,6 +41,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "SentenceEncoder": "sbert_tutor.encoder",
     "evaluate_sts": "sbert_tutor.evaluation.sts",
+    "evaluate_transfer": "sbert_tutor.evaluation.transfer",
     "evaluate_retrieval": "sbert_tutor.evaluation.retrieval",
     "semantic_search": "sbert_tutor.search",
     "evaluate_run": "sbert_tutor.metrics",
@@ -48,6 +51,7 @@ _EXPORTS: dict[str, str] = {
     "load_sts": "sbert_tutor.data.sts",
     "load_nli": "sbert_tutor.data.nli",
     "load_msmarco": "sbert_tutor.data.msmarco",
+    "load_transfer": "sbert_tutor.data.senteval",
     "quantize_embeddings": "sbert_tutor.quantize",
 }
 __all__ = [
@@ -57,10 +61,12 @@ __all__ = [
     "evaluate_retrieval",
     "evaluate_run",
     "evaluate_sts",
+    "evaluate_transfer",
     "fit",
     "load_msmarco",
     "load_nli",
     "load_sts",
+    "load_transfer",
     "quantize_embeddings",
     "run_from_topk",
     "semantic_search",
@@ -69,10 +75,12 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover
     from sbert_tutor.data.msmarco import load_msmarco
     from sbert_tutor.data.nli import load_nli
+    from sbert_tutor.data.senteval import load_transfer
     from sbert_tutor.data.sts import load_sts
     from sbert_tutor.encoder import SentenceEncoder
     from sbert_tutor.evaluation.retrieval import evaluate_retrieval
     from sbert_tutor.evaluation.sts import evaluate_sts
+    from sbert_tutor.evaluation.transfer import evaluate_transfer
     from sbert_tutor.metrics import evaluate_run, run_from_topk
     from sbert_tutor.quantize import quantize_embeddings
     from sbert_tutor.search import semantic_search

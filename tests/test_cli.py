@@ -105,9 +105,8 @@ def test_import_is_light_and_dir_lists_the_api():
     names = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert {"SentenceEncoder", "evaluate_sts", "semantic_search", "evaluate_run", "fit"} <= set(
-        names
-    )
+    api = {"SentenceEncoder", "evaluate_sts", "evaluate_transfer", "semantic_search"}
+    assert api | {"evaluate_run", "fit", "load_transfer"} <= set(names)
 
 
 def test_every_exported_name_resolves():
