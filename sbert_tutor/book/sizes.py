@@ -5,7 +5,7 @@ the quick/full choice is made once (:func:`sizes_for`). The *profile name* itsel
 the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's.
 
 * ``quick``: CPU, small real subsets, a few minutes a chapter (CI and the book build). The
-  training runs of chapters 6-10 start from :data:`QUICK_START`, a weak one-layer cut of
+  training runs of chapters 6-11 start from :data:`QUICK_START`, a weak one-layer cut of
   all-MiniLM-L6-v2 (:mod:`sbert_tutor.book.weak_start`), three seeds each.
 * ``full``: GPU, paper-scale data and epochs, from the papers' start models.
 
@@ -255,7 +255,7 @@ SIZES: dict[str, tuple[Any, Any]] = {
         SupMPNSizes(64, None, None, BERT, 2e-5, FULL_SEEDS),
     ),
     "search_guided": (
-        SearchGuidedSizes(1280, MINILM, 40, 32, QUICK_LR, QUICK_SEEDS),
+        SearchGuidedSizes(1280, QUICK_START, 40, 32, QUICK_LR, QUICK_SEEDS),
         SearchGuidedSizes(None, BERT, None, 64, 2e-5, FULL_SEEDS),
     ),
     "distance_dilemma": (
