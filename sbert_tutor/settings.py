@@ -8,6 +8,9 @@ environment variable                     meaning
                                          ``nli/snli_{dev,test}.tsv`` and ``msmarco/`` (``corpus_mini.tsv``, the
                                          dev subset's and TREC DL19's queries and qrels, BM25 candidates).
                                          Unset: data come from the Hugging Face hub through ``datasets``.
+``SBERT_TUTOR_CACHE``                    Folder where data rebuilt from the hub are kept (the MS MARCO files of the
+                                         data folder, rebuilt from id lists shipped with the library when
+                                         ``SBERT_TUTOR_DATA`` is unset); default ``~/.cache/sbert_tutor``.
 ``SBERT_TUTOR_MODELS``                   Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
                                          ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
 ``SBERT_TUTOR_PROFILE``                  ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.
@@ -28,6 +31,7 @@ import os
 from pathlib import Path
 
 DATA_ENV = "SBERT_TUTOR_DATA"
+CACHE_ENV = "SBERT_TUTOR_CACHE"
 MODELS_ENV = "SBERT_TUTOR_MODELS"
 PROFILE_ENV = "SBERT_TUTOR_PROFILE"
 OFFLINE_ENV = "HF_HUB_OFFLINE"
@@ -57,6 +61,11 @@ def _folder_from_env(name: str) -> Path | None:
 def data_dir() -> Path | None:
     """The folder named by ``SBERT_TUTOR_DATA``, or ``None`` when it is unset."""
     return _folder_from_env(DATA_ENV)
+
+
+def cache_dir() -> Path:
+    """The folder named by ``SBERT_TUTOR_CACHE``, else ``~/.cache/sbert_tutor``."""
+    return _folder_from_env(CACHE_ENV) or Path.home() / ".cache" / "sbert_tutor"
 
 
 def models_dir() -> Path | None:

@@ -86,21 +86,34 @@ class FakeDataset(dict):
 def fake_hub(monkeypatch, tables, calls) -> None:
     """Replace the ``datasets`` module by one whose ``load_dataset`` serves ``tables`` and logs calls.
 
-    ``tables`` maps a dataset id to its columns, or is one column dict served for every id. The
-    local data setting and the offline switches are cleared, so the loaders take the hub path.
+    ``tables`` maps a dataset id to its columns, or is one column dict served for every id. A
+    value may also be a function ``(name, split, streaming) -> columns or rows`` for datasets with
+    configurations (``load_dataset(id, name, split=..., streaming=...)``; see
+    :mod:`tests.hub_shapes`). Calls are logged as ``(id, split)``, or ``(id, name, split,
+    streaming)`` when a configuration or streaming is asked for. The local data setting and the
+    offline switches are cleared, so the loaders take the hub path.
     """
     import sys
+    import tempfile
     import types
 
-    def load_dataset(dataset_id, split):
-        calls.append((dataset_id, split))
-        return FakeDataset(tables.get(dataset_id, tables))
+    def load_dataset(dataset_id, name=None, split=None, streaming=False):
+        if name is None and not streaming:
+            calls.append((dataset_id, split))
+        else:
+            calls.append((dataset_id, name, split, streaming))
+        served = tables.get(dataset_id, tables)
+        if callable(served):
+            return served(name, split, streaming)
+        return FakeDataset(served)
 
     module = types.ModuleType("datasets")
     module.load_dataset = load_dataset
     monkeypatch.setitem(sys.modules, "datasets", module)
     for name in ("SBERT_TUTOR_DATA", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
+    # Data rebuilt from the (fake) hub go to a fresh folder, never to the user's cache.
+    monkeypatch.setenv("SBERT_TUTOR_CACHE", tempfile.mkdtemp(prefix="sbert_tutor_cache_"))
 
 
 def build_tiny_bert(dropout: float = 0.1):

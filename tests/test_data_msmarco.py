@@ -119,8 +119,9 @@ def test_unknown_corpus():
         load_msmarco("trec-dl19", corpus="medium")
 
 
-def test_mini_without_data_folder_names_the_setting(monkeypatch):
+def test_mini_without_data_folder_names_the_setting(tmp_path, monkeypatch):
     monkeypatch.delenv("SBERT_TUTOR_DATA", raising=False)
+    monkeypatch.setenv("SBERT_TUTOR_CACHE", str(tmp_path))  # nothing rebuilt yet; hub offline
     with pytest.raises(DataNotFoundError, match="SBERT_TUTOR_DATA is not set"):
         load_msmarco("msmarco-dev-subset")
 
@@ -138,10 +139,14 @@ def test_missing_file_names_the_setting(tmp_path, monkeypatch):
         load_msmarco("msmarco-dev-subset")
 
 
-def test_extras_need_the_data_folder(monkeypatch):
+def test_bm25_candidates_without_a_folder_come_from_the_shipped_list(monkeypatch):
+    from sbert_tutor.data.msmarco import bm25_candidates_path
+    from sbert_tutor.data.msmarco_hub import bm25_candidates_file
+
     monkeypatch.delenv("SBERT_TUTOR_DATA", raising=False)
-    with pytest.raises(DataNotFoundError, match="SBERT_TUTOR_DATA"):
-        load_bm25_candidates()
+    ranked = load_bm25_candidates()
+    assert len(ranked) == 600 and {len(v) for v in ranked.values()} == {20}
+    assert bm25_candidates_path() == bm25_candidates_file()
 
 
 # ------------------------------------------------------------------ a tiny fixture folder
@@ -300,11 +305,11 @@ def test_local_topics_with_hub_corpus(tmp_path, monkeypatch):
     assert calls == [(HUB_ID, "corpus", "corpus", True)]  # topics came from the folder
 
 
-def test_dev_subset_has_no_hub_copy(monkeypatch):
+def test_dl20_has_no_hub_copy(monkeypatch):
     _fake_hub(monkeypatch, [])
     monkeypatch.delenv("SBERT_TUTOR_DATA", raising=False)
     with pytest.raises(DataNotFoundError, match="no copy on the hub.*SBERT_TUTOR_DATA"):
-        load_msmarco("msmarco-dev-subset", corpus="full")
+        load_msmarco("trec-dl20", corpus="full")
 
 
 def test_hub_failure_names_the_setting(monkeypatch):

@@ -35,23 +35,24 @@ def _data(n=260, d=8, K=3, seed=0, noise=1.0):
 
 def test_gradients_match_autograd():
     """The written-out gradient of each model's batch mean cross-entropy plus (l2/2)(|W|^2+|b|^2),
-    padding excluded, against autograd of that objective."""
+    padding excluded, against autograd of that objective; units of two models share a batch."""
     rng = np.random.default_rng(1)
-    M, B, K, d = 3, 5, 4, 6
-    Xb = torch.tensor(rng.normal(size=(M, B, d)), dtype=torch.float64)
-    yb = torch.tensor(rng.integers(0, K, (M, B)))
-    counts = [5, 3, 1]  # model 1 and 2 have padding
-    share = torch.zeros(M, B, dtype=torch.float64)
-    for m, c in enumerate(counts):
-        share[m, :c] = 1 / c
-    decay = torch.tensor([0.0, 1e-2, 0.5], dtype=torch.float64)
-    W = torch.tensor(rng.normal(size=(M, K, d)), requires_grad=True)
-    b = torch.tensor(rng.normal(size=(M, K)), requires_grad=True)
+    U, S, B, K, d = 3, 2, 5, 4, 6
+    Xb = torch.tensor(rng.normal(size=(U, B, d)), dtype=torch.float64)
+    yb = torch.tensor(rng.integers(0, K, (U, B)))
+    counts = [5, 3, 1]  # units 1 and 2 have padding
+    share = torch.zeros(U, B, dtype=torch.float64)
+    for u, c in enumerate(counts):
+        share[u, :c] = 1 / c
+    decay = torch.tensor([[0.0, 1e-3], [1e-2, 0.2], [0.5, 0.0]], dtype=torch.float64)
+    W = torch.tensor(rng.normal(size=(U, S, K, d)), requires_grad=True)
+    b = torch.tensor(rng.normal(size=(U, S, K)), requires_grad=True)
     total = 0
-    for m, c in enumerate(counts):
-        logits = Xb[m, :c] @ W[m].T + b[m]
-        ce = torch.nn.functional.cross_entropy(logits, yb[m, :c])
-        total = total + ce + 0.5 * decay[m] * (W[m].pow(2).sum() + b[m].pow(2).sum())
+    for u, c in enumerate(counts):
+        for s in range(S):
+            logits = Xb[u, :c] @ W[u, s].T + b[u, s]
+            ce = torch.nn.functional.cross_entropy(logits, yb[u, :c])
+            total = total + ce + 0.5 * decay[u, s] * (W[u, s].pow(2).sum() + b[u, s].pow(2).sum())
     total.backward()
     gW, gb = _gradients(W.detach(), b.detach(), Xb, yb, share, decay)
     torch.testing.assert_close(gW, W.grad)
@@ -107,6 +108,10 @@ def test_batched_training_follows_senteval_one_model_at_a_time():
         ProbeJob(order[30:160], 1e-2, order[200:250]),  # 3 batches
         ProbeJob(order[:70], 1e-3, order[100:200]),  # 2 batches, short last batch
         ProbeJob(order[:200], 1e-4),  # 5% split, 190 training items: 3 batches
+        # units: the same training rows as a job above, so the same batches, another L2
+        ProbeJob(order[:100], 1e-2, order[200:260]),
+        ProbeJob(order[:100], 0.2, order[200:260]),
+        ProbeJob(order[:200], 1e-2),
     ]
     fit = train_probes(X, y, jobs, K)
     for m, job in enumerate(jobs):
@@ -117,6 +122,29 @@ def test_batched_training_follows_senteval_one_model_at_a_time():
         np.testing.assert_allclose(fit.weight[m], model.weight.detach().numpy(), atol=2e-5)
         np.testing.assert_allclose(fit.bias[m], model.bias.detach().numpy(), atol=2e-5)
     assert len(set(fit.rounds.tolist())) > 1  # the models stopped at different rounds
+    assert len({fit.rounds[0], fit.rounds[4], fit.rounds[5]}) > 1  # also within a unit
+
+
+def test_processes_share_the_models_without_changing_them():
+    """``n_jobs=2`` deals the models to two processes and puts them back in order: the same
+    fit, bit for bit, as one process (each model trains independently of the others)."""
+    X, y = _data(seed=4, noise=1.5)
+    rng = np.random.default_rng(5)
+    order = rng.permutation(len(y))
+    jobs = [
+        ProbeJob(order[:100], 1e-5, order[200:260]),
+        ProbeJob(order[30:160], 1e-2, order[200:250]),
+        ProbeJob(order[:70], 1e-3, order[100:200]),
+        ProbeJob(order[:200], 1e-4),
+        ProbeJob(order[50:250], 1e-5),
+        ProbeJob(order[50:250], 1e-2),  # a unit with the job before: same batches
+        ProbeJob(order[:100], 1e-3, order[200:260]),  # a unit with the first job
+    ]
+    one = train_probes(X, y, jobs, 3)
+    two = train_probes(X, y, jobs, 3, n_jobs=2)
+    for field in ("weight", "bias", "val_accuracy", "rounds"):
+        np.testing.assert_array_equal(getattr(two, field), getattr(one, field), err_msg=field)
+    assert len(set(one.val_accuracy.tolist())) > 1  # the models differ, so order matters
 
 
 def test_train_probes_rejects_bad_jobs():

@@ -45,10 +45,9 @@ import numpy as np
 import pandas as pd
 
 from sbert_tutor.analysis import pca_2d
-from sbert_tutor.data._files import local_file, local_root
 from sbert_tutor.data.msmarco import (
-    BM25_CANDIDATES,
     MSMarcoData,
+    bm25_candidates_path,
     load_bm25_candidates,
     load_msmarco,
     sample_msmarco,
@@ -134,7 +133,7 @@ def load_dilemma_data(n_test: int = 100, n_other: int | None = 0, seed: int = 0)
         seed: for the random extra passages.
 
     Raises:
-        DataNotFoundError: ``SBERT_TUTOR_DATA`` is unset (the BM25 candidates are local only).
+        DataNotFoundError: ``SBERT_TUTOR_DATA`` is unset and the hub cannot be reached.
         ValueError: ``n_test`` leaves no training query.
     """
     dev = load_msmarco("msmarco-dev-subset")
@@ -159,7 +158,7 @@ def load_dilemma_data(n_test: int = 100, n_other: int | None = 0, seed: int = 0)
         "passages as positives, non-relevant BM25 top-20 candidates as hard negatives; test: "
         f"{len(test.queries)} other queries"
     )
-    files = (*dev.files, local_file(local_root(), BM25_CANDIDATES))  # read above: root is set
+    files = (*dev.files, bm25_candidates_path())
     return DilemmaData(
         train_queries=train_queries,
         positives=positives,

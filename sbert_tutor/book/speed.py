@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 
 from sbert_tutor.data import load_sts
-from sbert_tutor.data._files import local_file, local_root, read_tsv
+from sbert_tutor.data.msmarco import mini_corpus_passages
 from sbert_tutor.encoder import SentenceEncoder
 from sbert_tutor.search import semantic_search
 
@@ -250,20 +250,17 @@ def mixed_length_sentences(
 ) -> tuple[list[str], list[str]]:
     """Up to ``n_sts`` distinct STSb test sentences and ``n_passages`` MS MARCO passages, shuffled.
 
-    Passages come from ``msmarco/corpus_mini.tsv`` of ``SBERT_TUTOR_DATA`` (skipped when the data
-    come from the hub). Returns the sentences and the data files read.
+    Passages are the first ``n_passages`` of ``msmarco/corpus_mini.tsv``: from ``SBERT_TUTOR_DATA``
+    when set, else rebuilt from the hub (:func:`~sbert_tutor.data.msmarco_hub.mini_corpus_head`).
+    Returns the sentences and the data files (or hub source) read.
     """
     stsb = load_sts("stsb", "test")
     sentences = list(dict.fromkeys(stsb.sentences1 + stsb.sentences2))[:n_sts]
-    files = [str(f) for f in stsb.files]
-    root = local_root()
-    if root is not None and n_passages:
-        corpus = local_file(root, "msmarco/corpus_mini.tsv")
-        files.append(str(corpus))
-        for i, row in enumerate(read_tsv(corpus)):
-            if i >= n_passages:
-                break
-            sentences.append(row["passage"])
+    files = [str(f) for f in stsb.files] or [stsb.source]
+    if n_passages:
+        passages, source = mini_corpus_passages(n_passages)
+        files.append(source)
+        sentences += passages
     random.Random(seed).shuffle(sentences)
     return sentences, files
 

@@ -23,6 +23,15 @@ def parse_l2_grid(text: str) -> tuple[float, ...]:
     return grid
 
 
+def default_jobs() -> int:
+    """The cores this process may use (its CPU affinity), at most 8."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(8, cores))
+
+
 def run(args: argparse.Namespace) -> int:
     from sbert_tutor.evaluation.transfer import evaluate_transfer
 
@@ -101,9 +110,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--jobs",
         type=int,
-        default=1,
-        help="--classifier lbfgs: processes for the cross-validation folds (results do not "
-        "depend on it)",
+        default=default_jobs(),
+        help="processes for the classifiers: the models of each grid (senteval) or the "
+        "cross-validation folds (lbfgs); results do not depend on it (default: the cores "
+        "this process may use, at most 8)",
     )
     parser.add_argument("--json", default=None, help="write the table, details and provenance here")
     parser.set_defaults(func=run)

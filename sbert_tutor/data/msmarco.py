@@ -16,8 +16,9 @@ name                    queries                 qrels                corpus
 ``msmarco-dev``         6,980 dev small         7,437, binary        ``full`` only
 ======================  ======================  ===================  =====================================
 
-* ``mini`` is ``msmarco/corpus_mini.tsv`` of the data folder: 16,799 real passages holding every
-  relevant passage of ``msmarco-dev-subset`` and of ``trec-dl19``.
+* ``mini`` is ``msmarco/corpus_mini.tsv`` of the data folder (without one: rebuilt from the hub,
+  see Sources): 16,799 real passages holding every relevant passage of ``msmarco-dev-subset`` and
+  of ``trec-dl19``.
   Every other passage of it is a distractor, so retrieval over it is **far easier** than over the
   full collection and its numbers must not be compared with published full-collection numbers.
 * ``full`` is the whole 8,841,823-passage collection. It is not in the data folder: it is
@@ -41,9 +42,12 @@ Sources
   BEIR's MS MARCO as plain data files: configuration ``corpus`` (split ``corpus``, columns
   ``_id``, ``title``, ``text``), ``queries`` (split ``queries``, ``_id``, ``text``) and
   ``default`` = qrels (split ``dev`` = the 7,437 dev-small qrels, ``test`` = the 9,260 TREC DL
-  2019 qrels; columns ``query-id``, ``corpus-id``, ``score``). The dev subset and TREC DL 2020
-  have no copy there: their topics need the data folder. The ids and columns follow the dataset
-  card; the test-suite exercises this path with a faked ``datasets.load_dataset``.
+  2019 qrels; columns ``query-id``, ``corpus-id``, ``score``). ``corpus_mini`` and the dev
+  subset are rebuilt from it with the id lists shipped in the library
+  (:mod:`sbert_tutor.data.msmarco_hub`; the BM25 candidates *are* such a list), so they give the
+  same records with and without the data folder. TREC DL 2020 has no copy there: its topics need
+  the data folder. The ids and columns follow the dataset card; the test-suite serves the data
+  folder's files in these shapes from a faked ``datasets.load_dataset`` and compares.
 """
 
 from __future__ import annotations
@@ -55,11 +59,23 @@ from pathlib import Path
 from typing import Any
 
 from sbert_tutor.data._files import (
+    KNOWN_ROWS,
     DataNotFoundError,
     Table,
     load_hub_dataset,
+    local_file,
     local_root,
     read_data_file,
+    read_table,
+)
+from sbert_tutor.data.msmarco_hub import (
+    BM25_CANDIDATES,
+    HUB_ID,
+    MINI_CORPUS,
+    bm25_candidates_file,
+    hub_msmarco_folder,
+    mini_corpus_head,
+    topic_qids,
 )
 from sbert_tutor.settings import DATA_ENV, hf_offline
 from sbert_tutor.stats import seeded_subset
@@ -91,13 +107,10 @@ LOCAL_TOPICS = {
     "trec-dl20": "trec_dl2020",
     "msmarco-dev": "dev_small",
 }
-MINI_CORPUS = "msmarco/corpus_mini.tsv"
-BM25_CANDIDATES = "msmarco/dev_small_subset/bm25_candidates.tsv"
-
-#: Hub source of the full collection, all queries and the dev / DL19 qrels.
-HUB_ID = "mteb/msmarco"
-#: dataset -> qrels split of :data:`HUB_ID` (datasets absent here have no hub topics).
+#: dataset -> qrels split of :data:`HUB_ID` (the dev subset is rebuilt from the ``dev`` split).
 HUB_QRELS_SPLIT = {"msmarco-dev": "dev", "trec-dl19": "test"}
+#: Datasets whose topics are rebuilt from the hub with the shipped qid lists.
+REBUILT_TOPICS = ("msmarco-dev-subset",)
 #: Passages in the full MS MARCO v1 passage collection.
 FULL_COLLECTION_SIZE = 8_841_823
 
@@ -248,15 +261,13 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
     root = local_root()
     if corpus_name == "full" and hf_offline():
         raise _full_collection_offline(name, root)
-    if corpus_name == "mini" and root is None:
-        raise DataNotFoundError(
-            f"{name} with corpus='mini' needs {MINI_CORPUS} from the project's data folder, and "
-            f"{DATA_ENV} is not set. Set {DATA_ENV}=/path/to/data (layout: sbert_tutor.settings), or use "
-            "corpus='full' to stream the 8.8M-passage collection from the hub."
-        )
     if root is not None:
         queries, qrels, files = _local_topics(root, name)
         topic_source = f"{DATA_ENV}={root}"
+    elif name in REBUILT_TOPICS:
+        folder = hub_msmarco_folder(corpus=False)
+        queries, qrels, files = _local_topics(folder, name)
+        topic_source = f"hub:{HUB_ID} (rebuilt with the shipped qid list, kept in {folder})"
     else:
         queries, qrels = _hub_topics(name)
         files = ()
@@ -264,12 +275,15 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
 
     notes: list[str] = []
     if corpus_name == "mini":
-        table = read_data_file(root, MINI_CORPUS, ("pid", "passage"), what="corpus_mini")
+        corpus_root = root if root is not None else hub_msmarco_folder(topics=False)
+        table = read_data_file(corpus_root, MINI_CORPUS, ("pid", "passage"), what="corpus_mini")
         passages = dict(zip(table.column("pid"), table.texts("passage"), strict=True))
         _check_coverage(name, qrels, passages)
         files = (*files, table.path)
         corpus_obj: Corpus = passages
-        corpus_source = f"{MINI_CORPUS} ({len(passages):,} passages)"
+        corpus_source = f"{MINI_CORPUS} ({len(passages):,} passages)" + (
+            "" if root is not None else f", rebuilt from hub:{HUB_ID} with the shipped pid list"
+        )
         notes.append(
             f"corpus_mini: {len(passages):,} passages instead of the {FULL_COLLECTION_SIZE:,} of "
             "the full collection; retrieval is far easier, so absolute numbers are far higher "
@@ -361,7 +375,7 @@ def _hub_topics(name: str) -> tuple[dict[str, str], Qrels]:
         raise DataNotFoundError(
             f"{name} has no copy on the hub: its queries and qrels come from the project's data "
             f"folder ({LOCAL_TOPICS[name]}/ of its msmarco/ folder). Set {DATA_ENV}=/path/to/data, "
-            f"or use one of {', '.join(HUB_QRELS_SPLIT)} from the hub."
+            f"or use one of {', '.join((*REBUILT_TOPICS, *HUB_QRELS_SPLIT))} from the hub."
         )
     split = HUB_QRELS_SPLIT[name]
     raw = _load_dataset(HUB_ID, "default", split=split)
@@ -374,6 +388,9 @@ def _hub_topics(name: str) -> tuple[dict[str, str], Qrels]:
         for qid, text in zip(table["_id"], table["text"], strict=True)
         if str(qid) in qrels
     }
+    if name == "trec-dl19":  # the data folder's query order (samples take the first queries)
+        order = {qid: i for i, qid in enumerate(topic_qids("trec_dl2019"))}
+        queries = dict(sorted(queries.items(), key=lambda kv: order.get(kv[0], len(order))))
     return _judged_queries(queries, qrels, f"{HUB_ID} queries"), qrels
 
 
@@ -448,11 +465,12 @@ def load_bm25_candidates(
 
     ``{qid: [pid, ...]}`` ranked by ``bm25_rank``; with ``with_labels=True``,
     ``{qid: [(pid, msmarco_label), ...]}`` (label 1 = the MS MARCO positive). Useful for
-    re-ranking and hard-negative demos. Local data folder only.
+    re-ranking and hard-negative demos. Read from ``SBERT_TUTOR_DATA`` when it is set, else from
+    the copy shipped with the library (ids, ranks and labels only; :func:`bm25_candidates_path`).
     """
-    root = _require_root("the BM25 candidates")
     columns = ("qid", "pid", "bm25_rank", "msmarco_label")
-    table = read_data_file(root, BM25_CANDIDATES, columns, what="the BM25 candidates")
+    path = bm25_candidates_path()
+    table = read_table(path, columns, KNOWN_ROWS[BM25_CANDIDATES], "the BM25 candidates")
     ranks = table.numbers("bm25_rank", integer=True)
     labels = table.numbers("msmarco_label", integer=True)
     ranked: dict[str, list[tuple[int, str, int]]] = {}
@@ -469,14 +487,25 @@ def load_bm25_candidates(
     return out
 
 
-def _require_root(what: str) -> Path:
+def bm25_candidates_path() -> Path:
+    """The BM25 candidate file :func:`load_bm25_candidates` reads: the data folder's when
+    ``SBERT_TUTOR_DATA`` is set, else the library's shipped copy (logged)."""
+    root = local_root()
+    if root is not None:
+        return local_file(root, BM25_CANDIDATES)
+    logger.info("%s is not set: BM25 candidates from %s", DATA_ENV, bm25_candidates_file())
+    return bm25_candidates_file()
+
+
+def mini_corpus_passages(n: int) -> tuple[list[str], str]:
+    """The first ``n`` passages of ``corpus_mini`` (file order) and the file or source they came
+    from: the data folder's file when ``SBERT_TUTOR_DATA`` is set, else the hub
+    (:func:`~sbert_tutor.data.msmarco_hub.mini_corpus_head`)."""
     root = local_root()
     if root is None:
-        raise DataNotFoundError(
-            f"{what} come from the project's data folder, and {DATA_ENV} is not set. Set "
-            f"{DATA_ENV}=/path/to/data (layout: sbert_tutor.settings)."
-        )
-    return root
+        return mini_corpus_head(n)
+    table = read_data_file(root, MINI_CORPUS, ("pid", "passage"), what="corpus_mini")
+    return table.texts("passage")[:n], str(table.path)
 
 
 def sample_msmarco(

@@ -8,7 +8,8 @@ kept as published). Two sources, one API:
   STS12-16 keep their *subsets* (e.g. STS12 = MSRpar, MSRvid, SMTeuroparl, surprise.OnWN,
   surprise.SMTnews), which the ``mean``/``wmean`` aggregations need.
 * **Hub** (``SBERT_TUTOR_DATA`` unset, online): the ids in :data:`HUB_DATASETS`. The MTEB copies of
-  STS12-16 carry no subset column, so only the ``all`` aggregation is available from the hub.
+  STS12-16 carry no subset column, so only the ``all`` aggregation is available from the hub, and
+  the SICK-R copy joins SICK's three splits; :data:`HUB_NOTES` says so on every such load.
 """
 
 from __future__ import annotations
@@ -72,6 +73,23 @@ HUB_DATASETS: dict[str, tuple[str, dict[str, str], tuple[str, str], str, float]]
     "sickr": ("mteb/sickr-sts", {"test": "test"}, ("sentence1", "sentence2"), "score", 1.0),
 }
 STS_VARIANTS = ("raw", "senteval_tok")
+#: How a hub copy differs from the published data set the papers report on (kept on the data).
+HUB_NOTES: dict[str, str] = {
+    **{
+        t: (
+            f"{DISPLAY_NAMES[t]} from the hub (mteb/{t}-sts): the same pairs, but the copy records "
+            "no subset per pair, so only the 'all' aggregation exists; 'mean' and 'wmean' "
+            "(averages over subsets) are NaN. Set SBERT_TUTOR_DATA for the subsets"
+        )
+        for t in STS_YEARS
+    },
+    "sickr": (
+        "SICK-R from the hub (mteb/sickr-sts): all 9,927 SICK pairs (train + trial + test) in "
+        "one split, not the 4,927-pair SemEval-2014 test split SBERT reports on (the copy does "
+        "not say which pair belongs to which split), so the numbers differ from the paper's. "
+        "Set SBERT_TUTOR_DATA for the test split"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -88,6 +106,8 @@ class STSData:
         source: where the data came from, in words (a folder or a hub id).
         files: local files read (hashed into provenance); empty for hub data.
         labels: SICK's entailment label per pair (``None`` for other tasks).
+        notes: how the source differs from the published data set (hub copies: :data:`HUB_NOTES`);
+            every number computed on these pairs must be read with them.
     """
 
     name: str
@@ -101,6 +121,7 @@ class STSData:
     labels: list[str] | None = None
     score_range: tuple[float, float] = (0.0, 5.0)
     meta: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_same_length(
@@ -171,7 +192,11 @@ def load_sts(name: str, split: str = "test", variant: str = "raw") -> STSData:
     if variant not in STS_VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(STS_VARIANTS)}")
     root = local_root()
-    data = _load_local(root, task, split, variant) if root is not None else _load_hub(task, split)
+    data = (
+        _load_local(root, task, split, variant)
+        if root is not None
+        else _load_hub(task, split, variant)
+    )
     logger.info("loaded %s/%s: %d pairs from %s", task, split, len(data), data.source)
     return data
 
@@ -235,7 +260,7 @@ def _load_local(root: Path, task: str, split: str, variant: str) -> STSData:
     )
 
 
-def _load_hub(task: str, split: str) -> STSData:
+def _load_hub(task: str, split: str, variant: str = "raw") -> STSData:
     dataset_id, split_map, (c1, c2), score_col, multiplier = HUB_DATASETS[task]
     if split not in split_map:
         raise ValueError(
@@ -245,6 +270,11 @@ def _load_hub(task: str, split: str) -> STSData:
     ds = load_hub_dataset(f"{task}/{split}", dataset_id, split=split_map[split])
     scores = check_scores(ds[score_col], name=f"{task} scores") * multiplier
     n = len(scores)
+    notes = (HUB_NOTES[task],) if task in HUB_NOTES else ()
+    if variant != "raw" and task in STS_YEARS:
+        notes += (f"variant={variant!r} applies to the data folder only; the hub has one text",)
+    for note in notes:
+        logger.warning("%s", note)
     return STSData(
         name=task,
         split=split,
@@ -254,4 +284,5 @@ def _load_hub(task: str, split: str) -> STSData:
         subsets=[DISPLAY_NAMES[task] if task not in STS_YEARS else "all"] * n,
         source=f"hub:{dataset_id}[{split_map[split]}]",
         score_range=SCORE_RANGES[task],
+        notes=notes,
     )

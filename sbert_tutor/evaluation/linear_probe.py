@@ -26,10 +26,12 @@ of the training items for early stopping). :func:`train_probes` does the same pe
 models follow SentEval's trajectories up to floating-point rounding.
 
 Speed: the models of one grid (L2 strengths x folds, tens to hundreds of models) are trained
-together as one parameter tensor ``[M, K, d]`` with one ``torch.optim.Adam``. Adam is elementwise,
-and the loss is the sum over models of each model's own batch objective, so each model's update is
-exactly the one an Adam of its own would make. Models whose early stopping has fired leave the
-batch.
+together as one parameter tensor with one ``torch.optim.Adam``. Adam is elementwise, and the loss
+is the sum over models of each model's own batch objective, so each model's update is exactly the
+one an Adam of its own would make. Models with the same training rows (a fold's L2 grid) draw the
+same shuffles, so they form a *unit*: its batch is gathered once and its models' logits are one
+matrix product (their classes side by side). A unit leaves the batch when all its models have
+stopped; ``n_jobs`` processes share the units.
 
 PyTorch note: SentEval's code sets ``loss_fn.size_average = False`` after building the loss; since
 PyTorch 0.4.1 that attribute is ignored and the loss is the batch *mean*, which is what SentEval
@@ -144,6 +146,7 @@ def train_probes(
     epoch_size: int = EPOCH_SIZE,
     tenacity: int = TENACITY,
     max_epoch: int = MAX_EPOCH,
+    n_jobs: int | None = None,
 ) -> ProbeFit:
     """Train one SentEval logistic-regression probe per job (module docstring), all at once.
 
@@ -152,10 +155,18 @@ def train_probes(
         n_classes: ``K`` (default: ``max(y) + 1``).
         seed: SentEval's seed, used for every model (initialisation and shuffles).
         batch_size, epoch_size, tenacity, max_epoch: SentEval's classifier settings.
+        n_jobs: processes sharing the jobs (``None``/1: this process). Each model's training is
+            independent of the others', so the result is the same for any ``n_jobs``; the
+            training runs on one thread per process, so ``n_jobs`` = the number of cores is
+            about that many times faster for a grid of many models.
 
     Returns:
         :class:`ProbeFit`, models in the order of ``jobs``.
     """
+    if n_jobs is not None and n_jobs > 1 and len(jobs) > 1:
+        return _train_in_processes(
+            X, y, jobs, n_classes, seed, batch_size, epoch_size, tenacity, max_epoch, n_jobs=n_jobs
+        )
     import torch
 
     X = np.asarray(X, dtype=np.float32)
@@ -172,19 +183,23 @@ def train_probes(
     bias = np.zeros((M, K), dtype=np.float32)
     accuracy = np.zeros(M)
     rounds = np.zeros(M, dtype=np.int64)
-    # models train in lock-step one batch at a time, so a group shares its number of batches a pass
-    groups: dict[int, list[int]] = {}
-    for m, (train, _, _) in enumerate(resolved):
-        groups.setdefault(-(-len(train) // batch_size), []).append(m)
-    Xt = torch.from_numpy(X)
-    yt = torch.from_numpy(y)
+    # models train in lock-step one batch at a time, so a group shares its number of batches a
+    # pass; within a group, units of models that see the same batches (units_of), all of one size
+    groups: dict[tuple[int, int], list[list[int]]] = {}
+    for unit in units_of(jobs):
+        key = (-(-len(resolved[unit[0]][0]) // batch_size), len(unit))
+        groups.setdefault(key, []).append(unit)
+    Xt = torch.from_numpy(np.require(X, requirements="W"))  # joblib hands read-only maps
+    yt = torch.from_numpy(np.require(y, requirements="W"))
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         init = torch.nn.Linear(d, K)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # many tiny steps: a second thread only adds waiting
     try:
-        for members in groups.values():
+        for group in groups.values():
+            members = [m for unit in group for m in unit]
+            position = {m: i for i, m in enumerate(members)}
             out = _train_group(
                 Xt,
                 yt,
@@ -195,11 +210,51 @@ def train_probes(
                 epoch_size,
                 tenacity,
                 max_epoch,
+                [[position[m] for m in unit] for unit in group],
             )
             weight[members], bias[members], accuracy[members], rounds[members] = out
     finally:
         torch.set_num_threads(threads)
     return ProbeFit(weight=weight, bias=bias, val_accuracy=accuracy, rounds=rounds)
+
+
+def _train_in_processes(X, y, jobs, n_classes, seed, *settings, n_jobs: int) -> ProbeFit:
+    """:func:`train_probes` split over ``n_jobs`` processes (units dealt round-robin, so each
+    process gets a share of every group), the models put back in the order of ``jobs``."""
+    from joblib import Parallel, delayed
+
+    K = int(n_classes if n_classes is not None else np.max(y) + 1)
+    units = units_of(jobs)
+    n_jobs = min(n_jobs, len(units))
+    if n_jobs < 2:
+        return train_probes(X, y, jobs, K, seed, *settings)
+    shares = [[m for unit in units[start::n_jobs] for m in unit] for start in range(n_jobs)]
+    fits = Parallel(n_jobs=n_jobs)(
+        delayed(train_probes)(X, y, [jobs[m] for m in share], K, seed, *settings)
+        for share in shares
+    )
+    order = np.argsort(np.concatenate(shares), kind="stable")
+    return ProbeFit(
+        weight=np.concatenate([f.weight for f in fits])[order],
+        bias=np.concatenate([f.bias for f in fits])[order],
+        val_accuracy=np.concatenate([f.val_accuracy for f in fits])[order],
+        rounds=np.concatenate([f.rounds for f in fits])[order],
+    )
+
+
+def units_of(jobs: Sequence[ProbeJob]) -> list[list[int]]:
+    """Jobs that see the same batches: same training rows and the same validation rule.
+
+    Every model shuffles with its own ``RandomState(seed)``, so models with the same training
+    rows draw the same permutations and see the same batches; only their L2 differs (SentEval's
+    grid). A unit's batches are gathered once and its models share each matrix product.
+    """
+    units: dict[tuple, list[int]] = {}
+    for m, job in enumerate(jobs):
+        train = np.asarray(job.train, dtype=np.int64)
+        key = (train.tobytes(), job.val is None)
+        units.setdefault(key, []).append(m)
+    return list(units.values())
 
 
 def _gradients(weight, bias, Xb, yb, share, decay):
@@ -209,17 +264,23 @@ def _gradients(weight, bias, Xb, yb, share, decay):
     mean cross-entropy of a batch :math:`B` has gradient
     :math:`\frac{1}{|B|}\sum_{i \in B} (p_i - e_{y_i}) u_i^\top` for :math:`W` and
     :math:`\frac{1}{|B|}\sum_{i \in B} (p_i - e_{y_i})` for :math:`b`; the weight decay adds
-    :math:`\lambda W` and :math:`\lambda b`. ``share`` holds :math:`1/|B|` for a model's items and 0
-    for padding. Shapes: ``weight [M, K, d]``, ``Xb [M, B, d]``, ``yb``/``share`` ``[M, B]``.
+    :math:`\lambda W` and :math:`\lambda b`. ``share`` holds :math:`1/|B|` for a unit's items and
+    0 for padding. Shapes: ``weight [U, S, K, d]`` (``U`` units of ``S`` models that see the same
+    batch), ``bias [U, S, K]``, ``Xb [U, B, d]``, ``yb``/``share`` ``[U, B]``, ``decay [U, S]``.
     """
     import torch
 
-    logits = torch.baddbmm(bias.unsqueeze(1), Xb, weight.transpose(1, 2))
-    residual = torch.softmax(logits, dim=2)
-    residual.scatter_add_(2, yb.unsqueeze(2), torch.full_like(residual[..., :1], -1.0))
-    residual.mul_(share.unsqueeze(2))
-    grad_weight = torch.bmm(residual.transpose(1, 2), Xb).add_(weight * decay[:, None, None])
-    grad_bias = residual.sum(1).add_(bias * decay[:, None])
+    U, S, K, d = weight.shape
+    logits = torch.baddbmm(
+        bias.reshape(U, 1, S * K), Xb, weight.reshape(U, S * K, d).transpose(1, 2)
+    )
+    residual = torch.softmax(logits.view(U, -1, S, K), dim=3)
+    target = yb[:, :, None, None].expand(-1, -1, S, 1)
+    residual.scatter_add_(3, target, torch.full_like(residual[..., :1], -1.0))
+    residual.mul_(share[:, :, None, None])
+    grad_weight = torch.bmm(residual.view(U, -1, S * K).transpose(1, 2), Xb).view(U, S, K, d)
+    grad_weight.add_(weight * decay[:, :, None, None])
+    grad_bias = residual.sum(1).add_(bias * decay[:, :, None])
     return grad_weight, grad_bias
 
 
@@ -232,16 +293,24 @@ def _adam(params):
     return torch.optim.Adam(params, lr=LEARNING_RATE, fused=True)
 
 
-def _train_group(Xt, yt, resolved, l2, init, batch_size, epoch_size, tenacity, max_epoch):
-    """Train models whose passes have the same number of batches; see :func:`train_probes`."""
+def _train_group(Xt, yt, resolved, l2, init, batch_size, epoch_size, tenacity, max_epoch, units):
+    """Train models whose passes have the same number of batches; see :func:`train_probes`.
+
+    ``units``: the models (positions in ``resolved``) of each unit (:func:`units_of`), all of one
+    size ``S``. A unit trains until all its models have stopped; a stopped model keeps being
+    updated with its unit but is no longer scored, so its kept copy and round count are final.
+    """
     import torch
 
     M = len(resolved)
-    trains = [r[0] for r in resolved]
-    rngs = [r[2] for r in resolved]
+    S = len(units[0])
+    lanes = np.array([m for unit in units for m in unit])  # model of each (unit, slot)
+    leaders = [unit[0] for unit in units]
+    trains = [resolved[m][0] for m in leaders]
+    rngs = [resolved[m][2] for m in leaders]  # the members' streams are identical
     n_train = np.array([len(t) for t in trains])
     n_batches = -(-int(n_train.max()) // batch_size)
-    val_index, val_mask = _padded([r[1] for r in resolved])
+    val_index, val_mask = _padded([resolved[m][1] for m in lanes])
     val_index_t = torch.from_numpy(val_index)
     val_mask_t = torch.from_numpy(val_mask).bool()
     val_y = yt[val_index_t]
@@ -253,12 +322,13 @@ def _train_group(Xt, yt, resolved, l2, init, batch_size, epoch_size, tenacity, m
     best = np.full(M, -1.0)
     count = np.zeros(M, dtype=np.int64)
     rounds = np.zeros(M, dtype=np.int64)
+    stopped = np.zeros(M, dtype=bool)
 
-    active = np.arange(M)  # models still training (their rows in the parameter tensors)
-    weight = best_weight.clone()
-    bias = best_bias.clone()
+    active = np.arange(len(units))  # units still training (their rows in the parameter tensors)
+    weight = init.weight.detach().expand(len(units), S, K, d).clone()
+    bias = init.bias.detach().expand(len(units), S, K).clone()
     optimizer = _adam([weight, bias])
-    decay = torch.from_numpy(l2)
+    decay = torch.from_numpy(l2[lanes].reshape(len(units), S))
     width = n_batches * batch_size
     n_epoch = 0
     while len(active) and n_epoch <= max_epoch:
@@ -266,10 +336,10 @@ def _train_group(Xt, yt, resolved, l2, init, batch_size, epoch_size, tenacity, m
         for _ in range(epoch_size):
             order = np.zeros((len(active), width), dtype=np.int64)
             share = np.zeros((len(active), width), dtype=np.float32)
-            for row, m in enumerate(active):
-                order[row, : n_train[m]] = trains[m][rngs[m].permutation(n_train[m])]
-                share[row, : n_train[m]] = 1
-            # an item's share of its batch mean: 1 / (the model's items in that batch)
+            for row, u in enumerate(active):
+                order[row, : n_train[u]] = trains[u][rngs[u].permutation(n_train[u])]
+                share[row, : n_train[u]] = 1
+            # an item's share of its batch mean: 1 / (the unit's items in that batch)
             per_batch = share.reshape(len(active), n_batches, batch_size)
             per_batch /= per_batch.sum(2, keepdims=True)
             order_t = torch.from_numpy(order)
@@ -286,30 +356,39 @@ def _train_group(Xt, yt, resolved, l2, init, batch_size, epoch_size, tenacity, m
                 )
                 optimizer.step()
         n_epoch += epoch_size
-        idx = torch.from_numpy(active)
-        logits = torch.baddbmm(bias.unsqueeze(1), Xt[val_index_t[idx]], weight.transpose(1, 2))
-        correct = ((logits.argmax(2) == val_y[idx]) & val_mask_t[idx]).sum(1).numpy()
+        slots = torch.from_numpy((active[:, None] * S + np.arange(S)).ravel())
+        flat_weight = weight.view(-1, K, d)
+        flat_bias = bias.view(-1, K)
+        logits = torch.baddbmm(
+            flat_bias.unsqueeze(1), Xt[val_index_t[slots]], flat_weight.transpose(1, 2)
+        )
+        correct = ((logits.argmax(2) == val_y[slots]) & val_mask_t[slots]).sum(1).cpu().numpy()
         keep = []
-        for row, m in enumerate(active):
-            rounds[m] += 1
-            acc = 1.0 * int(correct[row]) / int(n_val[m])  # SentEval's score
-            if acc > best[m]:
-                best[m] = acc
-                best_weight[m] = weight[row]
-                best_bias[m] = bias[row]
-            else:
-                if count[m] >= tenacity:
-                    continue  # stopped: leaves the batch
-                count[m] += 1  # never reset, as in SentEval
-            keep.append(row)
+        for row, u in enumerate(active):
+            for slot in range(S):
+                m = lanes[u * S + slot]
+                if stopped[m]:
+                    continue
+                rounds[m] += 1
+                acc = 1.0 * int(correct[row * S + slot]) / int(n_val[u * S + slot])  # SentEval's
+                if acc > best[m]:
+                    best[m] = acc
+                    best_weight[m] = flat_weight[row * S + slot]
+                    best_bias[m] = flat_bias[row * S + slot]
+                elif count[m] >= tenacity:
+                    stopped[m] = True  # stopped: no longer scored
+                else:
+                    count[m] += 1  # never reset, as in SentEval
+            if not stopped[units[u]].all():
+                keep.append(row)
         if len(keep) < len(active):
             weight, bias, optimizer = _keep_rows(weight, bias, optimizer, keep)
             active = active[keep]
-    return best_weight.numpy(), best_bias.numpy(), best, rounds
+    return best_weight.cpu().numpy(), best_bias.cpu().numpy(), best, rounds
 
 
 def _keep_rows(weight, bias, optimizer, keep):
-    """The parameters and Adam state of the models in ``keep`` only (rows of the batch)."""
+    """The parameters and Adam state of the units in ``keep`` only (rows of the batch)."""
     import torch
 
     rows = torch.as_tensor(keep, dtype=torch.long)

@@ -123,7 +123,9 @@ def evaluate_sts_details(
     batch_size: int = 64,
     show_progress: bool | None = None,
 ) -> dict[str, Any]:
-    """Evaluate on STS tasks; return ``{"results": {task: block}, "files": [...], "sources": {...}}``.
+    """Evaluate on STS tasks; return ``{"results": {task: block}, "files": [...], "sources": {...},
+    "notes": [...]}`` (``notes``: how hub copies differ from the published sets, see
+    :data:`~sbert_tutor.data.sts.HUB_NOTES`).
 
     ``block`` is described in :func:`score_pairs`; this is the structure the CLI writes as JSON.
     """
@@ -131,6 +133,7 @@ def evaluate_sts_details(
     results: dict[str, Any] = {}
     files: list[str] = []
     sources: dict[str, str] = {}
+    notes: list[str] = []
     for task in tqdm(names, desc="STS tasks", disable=show_progress is False or len(names) < 2):
         data = load_sts(task, split=split if task in ("stsb", "sickr") else "test", variant=variant)
         predicted = predict_similarity(
@@ -139,7 +142,8 @@ def evaluate_sts_details(
         results[task] = score_pairs(data, predicted)
         files.extend(str(f) for f in data.files)
         sources[task] = data.source
-    return {"results": results, "files": files, "sources": sources}
+        notes.extend(data.notes)
+    return {"results": results, "files": files, "sources": sources, "notes": notes}
 
 
 def results_table(results: dict[str, Any], aggregation: str = "all") -> pd.DataFrame:
@@ -222,7 +226,7 @@ def evaluate_sts(
     describe = getattr(encoder, "describe", None)
     return STSResult(
         table=results_table(details["results"], aggregation),
-        note=results_note(aggregation),
+        note="\n".join([results_note(aggregation), *details["notes"]]),
         provenance=provenance(
             data_files=details["files"],
             model=describe() if callable(describe) else None,

@@ -363,15 +363,17 @@ def senteval_choose_l2(
     l2_grid: Iterable[float] = L2_GRID,
     k: int = KFOLD,
     seed: int = SEED,
+    n_jobs: int | None = None,
 ) -> tuple[float, dict[float, float]]:
     """:func:`choose_l2` with SentEval's classifier: ``(best, {l2: mean CV accuracy})``.
 
     Each model stops early on its own held-out fold and is scored by its best accuracy there.
+    ``n_jobs``: processes (:func:`~sbert_tutor.evaluation.linear_probe.train_probes`).
     """
     from sbert_tutor.evaluation.linear_probe import train_probes
 
     pairs = _cv_jobs(np.arange(len(y)), y, _check_grid(l2_grid), k, seed)
-    fit = train_probes(X, y, [job for _, job in pairs], int(y.max()) + 1, seed)
+    fit = train_probes(X, y, [job for _, job in pairs], int(y.max()) + 1, seed, n_jobs=n_jobs)
     scores = _cv_scores([l2 for l2, _ in pairs], fit.val_accuracy)
     return senteval_choice(scores), scores
 
@@ -392,12 +394,14 @@ def senteval_cross_validation(
     l2_grid: Iterable[float] = L2_GRID,
     k: int = KFOLD,
     seed: int = SEED,
+    n_jobs: int | None = None,
 ) -> tuple[float, float, tuple[FoldResult, ...]]:
     """:func:`nested_cross_validation` with SentEval's classifier (its ``InnerKFoldClassifier``).
 
     All inner models of all outer folds train together, then the ``k`` final fits (each on its
     training fold, 5% held out for early stopping). Per-fold accuracies are rounded to two
-    decimals before the mean, as SentEval reports them.
+    decimals before the mean, as SentEval reports them. ``n_jobs``: processes sharing the
+    models (the result does not depend on it).
     """
     from sbert_tutor.evaluation.linear_probe import ProbeJob, train_probes
 
@@ -405,7 +409,7 @@ def senteval_cross_validation(
     n_classes = int(y.max()) + 1
     outer = stratified_folds(y, k, seed)
     pairs = [_cv_jobs(train, y, grid, k, seed) for train, _ in outer]
-    fit = train_probes(X, y, [job for p in pairs for _, job in p], n_classes, seed)
+    fit = train_probes(X, y, [job for p in pairs for _, job in p], n_classes, seed, n_jobs=n_jobs)
     chosen = []
     start = 0
     for p in pairs:
@@ -419,6 +423,7 @@ def senteval_cross_validation(
         [ProbeJob(train, l2) for (train, _), (l2, _) in zip(outer, chosen, strict=True)],
         n_classes,
         seed,
+        n_jobs=n_jobs,
     )
     folds = []
     for i, ((train, test), (l2, inner)) in enumerate(zip(outer, chosen, strict=True)):
@@ -482,7 +487,9 @@ def _classify(
     senteval = classifier == "senteval"
     if "all" in X:
         if senteval:
-            accuracy, dev, folds = senteval_cross_validation(X["all"], y["all"], grid, k, seed)
+            accuracy, dev, folds = senteval_cross_validation(
+                X["all"], y["all"], grid, k, seed, n_jobs
+            )
         else:
             accuracy, dev, folds = nested_cross_validation(
                 X["all"], y["all"], grid, k, seed, n_jobs
@@ -509,6 +516,7 @@ def _classify(
             [ProbeJob(rows[:n_train], l2, rows[n_train:]) for l2 in grid],
             int(max(y["train"].max(), y["dev"].max())) + 1,
             seed,
+            n_jobs=n_jobs,
         )
         scores = dict(zip(grid, map(float, fit.val_accuracy), strict=True))
         l2 = senteval_choice(scores)
@@ -517,7 +525,7 @@ def _classify(
         scores = validation_scores(X["train"], y["train"], X["dev"], y["dev"], grid)
         l2 = max(sorted(grid), key=lambda v: (round(scores[v], 6), -v))
     elif senteval:
-        l2, scores = senteval_choose_l2(X["train"], y["train"], grid, k, seed)
+        l2, scores = senteval_choose_l2(X["train"], y["train"], grid, k, seed, n_jobs)
         predicted = senteval_final_fit(X["train"], y["train"], l2, seed).predict(X["test"], 0)
     else:
         l2, scores = choose_l2(X["train"], y["train"], grid, k, seed, n_jobs)
@@ -682,8 +690,9 @@ def evaluate_transfer(
         batch_size: sentences per forward pass.
         max_items: keep at most this many items of every split (a stratified, seeded subsample,
             :func:`sbert_tutor.data.senteval.subsample`) for quick runs; ``None`` = all.
-        n_jobs: ``classifier="lbfgs"`` only: processes for the cross-validation folds (``None``:
-            one, here). The numbers do not depend on it.
+        n_jobs: processes for the classifiers (``None``: one, here): the cross-validation
+            folds with ``"lbfgs"``, the models of each grid with ``"senteval"``. The numbers do
+            not depend on it; on a machine with several cores it divides the classifier time.
         classifier: ``"senteval"`` (default; SentEval's Adam-trained linear layer with early
             stopping, its numbers) or ``"lbfgs"`` (scikit-learn, the converged optimum); see the
             module docstring.
@@ -724,7 +733,7 @@ def evaluate_transfer(
             "seed": seed,
             "max_items": max_items,
             "classifier": _describe_classifier(classifier),
-            "n_jobs": n_jobs if classifier == "lbfgs" else None,
+            "n_jobs": n_jobs,
         },
     )
     note = (
