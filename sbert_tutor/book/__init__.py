@@ -16,6 +16,9 @@ every chapter                          :mod:`.sizes` (quick/full sizes), :mod:`.
 03 Siamese pooling and STS             :mod:`.pooling_comparison`
 03b transfer tasks                     :mod:`.transfer`
 04 retrieval metrics, 05 MS MARCO      :mod:`.retrieval_aids`
+06-11 training runs                    :mod:`.weak_start` (the quick profile's start model),
+                                       :mod:`.seeds` (every variant over seeds: mean, spread,
+                                       verdict)
 06 classification objective            :mod:`.gradients`, :mod:`.probes`, :mod:`.runs`
 07 regression objective                :mod:`.gradients`, :mod:`.fixed_embeddings`,
                                        :mod:`.sweeps`, :mod:`.runs`

@@ -155,10 +155,15 @@ def feature_ablation(
     The other arguments (``train, config, eval_data``, ``max_examples=``, ``baseline=``) and the
     result are those of :func:`train_variants`.
     """
-    variants = {
-        feature_label(fs): ("softmax", {"features": check_features(fs)}) for fs in feature_sets
-    }
-    return train_variants(model, variants, *args, **kwargs)
+    return train_variants(model, feature_variants(feature_sets), *args, **kwargs)
+
+
+def feature_variants(
+    feature_sets: Sequence[Sequence[str]],
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """One softmax variant per feature set, named like ``"(u, v, |u-v|)"``: the ``variants``
+    of :func:`train_variants` and :func:`~sbert_tutor.book.seeds.seeded_variants`."""
+    return {feature_label(fs): ("softmax", {"features": check_features(fs)}) for fs in feature_sets}
 
 
 def variant_rows(

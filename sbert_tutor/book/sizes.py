@@ -4,8 +4,10 @@ One frozen dataclass per chapter, so a chapter reads ``sizes.pairs`` rather than
 the quick/full choice is made once (:func:`sizes_for`). The *profile name* itself is resolved by
 the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's.
 
-* ``quick``: CPU, small real subsets, a few minutes a chapter (CI and the book build).
-* ``full``: GPU, paper-scale data and epochs.
+* ``quick``: CPU, small real subsets, a few minutes a chapter (CI and the book build). The
+  training runs of chapters 6-11 start from :data:`QUICK_START`, a weak one-layer cut of
+  all-MiniLM-L6-v2 (:mod:`sbert_tutor.book.weak_start`), three seeds each.
+* ``full``: GPU, paper-scale data and epochs, from the papers' start models.
 
 ``None`` means "all" (all pairs, all queries, full epochs).
 """
@@ -15,11 +17,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sbert_tutor.book.weak_start import MINILM, WeakStart
 from sbert_tutor.profiles import PROFILES, Profile, get_profile
 from sbert_tutor.validation import check_choice
 
-MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 BERT = "bert-base-uncased"
+#: The quick profile's start for the training runs of chapters 6-11: all-MiniLM-L6-v2 cut to
+#: its first transformer layer (:mod:`sbert_tutor.book.weak_start`), and the learning rate its
+#: short runs use (5x SBERT's 2e-5: one layer, a few dozen steps).
+QUICK_START = WeakStart(layers=1)
+QUICK_LR = 1e-4
+#: Seeds of every training variant: three in the quick profile (mean and spread); one in the
+#: full profile, whose GPU runs are long (its tables then give no verdict).
+QUICK_SEEDS = (0, 1, 2)
+FULL_SEEDS = (42,)
 
 
 @dataclass(frozen=True)
@@ -82,9 +93,10 @@ class MSMarcoSizes:
 
 @dataclass(frozen=True)
 class ClassificationSizes:
-    """Chapter 6 (classification): the start model, optimizer steps of each short run, batch
-    size, training examples drawn with the seed, STSb dev pairs the runs are scored on, and
-    premises of the linear probes' (train, test) sides."""
+    """Chapter 6 (classification): the model of the linear probes, optimizer steps of each
+    short run, batch size, training examples drawn with the seed, STSb dev pairs the runs are
+    scored on, premises of the probes' (train, test) sides, and the runs' start model, learning
+    rate and seeds."""
 
     model: str
     steps: int | None
@@ -92,12 +104,16 @@ class ClassificationSizes:
     examples: int | None
     eval_pairs: int | None
     probe_premises: tuple[int, int]
+    start: str | WeakStart
+    lr: float
+    seeds: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class RegressionSizes:
-    """Chapter 7 (regression): the start model, STSb train pairs of the label-scale table, and the
-    regression run's steps (``None``: ``epochs``), epochs, batch size and training examples."""
+    """Chapter 7 (regression): the model of the label-scale table, its STSb train pairs, and the
+    regression runs' steps (``None``: ``epochs``), epochs, batch size, training examples, start
+    model, learning rate and seeds."""
 
     model: str
     scale_pairs: int | None
@@ -105,12 +121,16 @@ class RegressionSizes:
     epochs: int
     batch_size: int
     examples: int | None
+    start: str | WeakStart
+    lr: float
+    seeds: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class TripletSizes:
-    """Chapter 8 (triplet): the start model, NLI triplets of the margin sweep, and the short
-    runs' steps, batch size, training examples and STSb dev pairs they are scored on."""
+    """Chapter 8 (triplet): the model of the margin sweep, its NLI triplets, and the short
+    runs' steps, batch size, training examples, STSb dev pairs they are scored on, start model,
+    learning rate and seeds."""
 
     model: str
     margin_triplets: int | None
@@ -118,39 +138,50 @@ class TripletSizes:
     batch_size: int
     examples: int | None
     eval_pairs: int | None
+    start: str | WeakStart
+    lr: float
+    seeds: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class MNRLSizes:
-    """Chapter 9 (MNRL): pairs encoded once for the fixed-embedding analyses, and the short run's
-    steps, batch size and training examples."""
+    """Chapter 9 (MNRL): pairs encoded once for the fixed-embedding analyses, and the short runs'
+    steps, batch size, training examples, start model, learning rate and seeds."""
 
     fixed_pairs: int
     steps: int | None
     batch_size: int
     examples: int | None
+    start: str | WeakStart
+    lr: float
+    seeds: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class SupMPNSizes:
     """Chapter 10 (SupMPN): the batch size (also the fixed batch of the denominator analysis),
-    and the short runs' steps and training examples."""
+    and the short runs' steps, training examples, start model, learning rate and seeds."""
 
     batch_size: int
     steps: int | None
     examples: int | None
+    start: str | WeakStart
+    lr: float
+    seeds: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class SearchGuidedSizes:
     """Chapter 11 (semantic-search guidance): unlabelled sentences in the pool, the student (the
-    teacher is always all-MiniLM-L6-v2; quick: the student starts as the teacher), and the runs'
-    steps and batch size."""
+    teacher is always the full all-MiniLM-L6-v2), and the runs' steps, batch size, learning rate
+    and seeds."""
 
     pool: int | None
-    student: str
+    student: str | WeakStart
     steps: int | None
     batch_size: int
+    lr: float
+    seeds: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -202,22 +233,30 @@ SIZES: dict[str, tuple[Any, Any]] = {
         MSMarcoSizes("full", ("msmarco-dev", "trec-dl19")),
     ),
     "classification": (
-        ClassificationSizes(MINILM, 25, 16, 1000, 500, (500, 300)),
-        ClassificationSizes(BERT, None, 16, None, None, (20000, 2000)),
+        ClassificationSizes(
+            MINILM, 25, 16, 1000, 500, (500, 300), QUICK_START, QUICK_LR, QUICK_SEEDS
+        ),
+        ClassificationSizes(BERT, None, 16, None, None, (20000, 2000), BERT, 2e-5, FULL_SEEDS),
     ),
     "regression": (
-        RegressionSizes(MINILM, 500, 60, 1, 16, 2000),
-        RegressionSizes(BERT, None, None, 4, 16, None),
+        RegressionSizes(MINILM, 500, 60, 1, 16, 2000, QUICK_START, QUICK_LR, QUICK_SEEDS),
+        RegressionSizes(BERT, None, None, 4, 16, None, BERT, 2e-5, FULL_SEEDS),
     ),
     "triplet": (
-        TripletSizes(MINILM, 500, 25, 16, 1000, 500),
-        TripletSizes(BERT, 5000, None, 16, None, None),
+        TripletSizes(MINILM, 500, 25, 16, 1000, 500, QUICK_START, QUICK_LR, QUICK_SEEDS),
+        TripletSizes(BERT, 5000, None, 16, None, None, BERT, 2e-5, FULL_SEEDS),
     ),
-    "mnrl": (MNRLSizes(1024, 40, 32, 1280), MNRLSizes(8192, None, 64, None)),
-    "supmpn": (SupMPNSizes(16, 40, 640), SupMPNSizes(64, None, None)),
+    "mnrl": (
+        MNRLSizes(1024, 40, 32, 1280, QUICK_START, QUICK_LR, QUICK_SEEDS),
+        MNRLSizes(8192, None, 64, None, BERT, 2e-5, FULL_SEEDS),
+    ),
+    "supmpn": (
+        SupMPNSizes(16, 40, 640, QUICK_START, QUICK_LR, QUICK_SEEDS),
+        SupMPNSizes(64, None, None, BERT, 2e-5, FULL_SEEDS),
+    ),
     "search_guided": (
-        SearchGuidedSizes(1280, MINILM, 40, 32),
-        SearchGuidedSizes(None, BERT, None, 64),
+        SearchGuidedSizes(1280, QUICK_START, 40, 32, QUICK_LR, QUICK_SEEDS),
+        SearchGuidedSizes(None, BERT, None, 64, 2e-5, FULL_SEEDS),
     ),
     "distance_dilemma": (
         DistanceDilemmaSizes(100, 0, 2, MINILM, 32, 1, 16, 40, False),

@@ -30,3 +30,16 @@ def test_each_chapter_has_one_frozen_dataclass_for_both_profiles(chapter):
 
 def test_no_two_chapters_share_a_sizes_class():
     assert len({type(quick) for quick, _ in SIZES.values()}) == len(SIZES)
+
+
+TRAINING_CHAPTERS = ("classification", "regression", "triplet", "mnrl", "supmpn", "search_guided")
+
+
+@pytest.mark.parametrize("chapter", TRAINING_CHAPTERS)
+def test_quick_training_runs_start_weak_with_three_seeds_and_full_keeps_bert(chapter):
+    from sbert_tutor.book.weak_start import WeakStart
+
+    quick, full = SIZES[chapter]
+    start = "student" if chapter == "search_guided" else "start"
+    assert isinstance(getattr(quick, start), WeakStart) and len(set(quick.seeds)) >= 3
+    assert getattr(full, start) == "bert-base-uncased" and full.lr == 2e-5
