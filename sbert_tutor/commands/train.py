@@ -75,13 +75,12 @@ def run(args: argparse.Namespace) -> int:
     from sbert_tutor.training.recipe import fit
     from sbert_tutor.training.sources import check_training_source
 
-    check_training_source(args.train)  # typos in names fail here, before any model loads
-    if args.eval_steps:
-        parse_tasks(args.eval_task)
-
     # under torchrun: one GPU per process, or a clear error before any child touches CUDA
     args.device = distributed.process_device(args.device)
     distributed.init_from_env(device=args.device)
+    check_training_source(args.train)  # typos in names fail here, before any model loads
+    if args.eval_steps:
+        parse_tasks(args.eval_task)
 
     config = TrainingConfig(
         epochs=args.epochs,

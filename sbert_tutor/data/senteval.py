@@ -329,7 +329,8 @@ def _lines(path: Path, encoding: str, relative: str, header: bool = False) -> li
                 "MRPC)"
             ) from None
     first = 2 if header else 1
-    check_row_count(path, len(lines) - first + 1, KNOWN_ROWS.get(relative), relative, first)
+    what = f"SentEval's {relative.split('/')[1]} ({path.name})"
+    check_row_count(path, len(lines) - first + 1, KNOWN_ROWS.get(relative), what, first)
     return lines
 
 
