@@ -87,5 +87,7 @@ def test_bad_inputs():
         parse_tasks("sts12,sts99")
     with pytest.raises(ValueError, match="length mismatch"):
         STSData("stsb", "test", ["a", "b"], ["c"], np.array([1.0, 2.0]), ["x", "x"], "toy")
+    with pytest.raises(ValueError, match=r"scores\[1\] is nan: gold scores must be finite"):
+        STSData("stsb", "test", ["a", "b"], ["c", "d"], np.array([1.0, np.nan]), ["x", "x"], "toy")
     assert parse_tasks("all") == ["sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"]
     assert parse_tasks(["STSb", "stsb", "SICK-R"]) == ["stsb", "sickr"]

@@ -130,6 +130,8 @@ class STSData:
             scores=self.scores,
             subsets=self.subsets,
         )
+        # pairs built by hand must not carry a NaN into the correlations
+        object.__setattr__(self, "scores", check_scores(self.scores))
 
     def __len__(self) -> int:
         return len(self.sentences1)
