@@ -234,7 +234,17 @@ SIZES: dict[str, tuple[Any, Any]] = {
     ),
     "classification": (
         ClassificationSizes(
-            MINILM, 25, 16, 1000, 500, (500, 300), QUICK_START, QUICK_LR, QUICK_SEEDS
+            # 150 steps: from the weak start, 25 steps of softmax leave STSb within the seed
+            # spread (69.7 +- 0.2 from 69.72); 150 move it (+1.5, every seed above the start)
+            MINILM,
+            150,
+            16,
+            2400,
+            500,
+            (500, 300),
+            QUICK_START,
+            QUICK_LR,
+            QUICK_SEEDS,
         ),
         ClassificationSizes(BERT, None, 16, None, None, (20000, 2000), BERT, 2e-5, FULL_SEEDS),
     ),
