@@ -7,8 +7,8 @@ every *global* batch of ``K * batch_size`` examples.
 
 **In-batch negatives across processes.** For ranking losses (MNRL, SupMPN, contrastive) the
 negatives of an anchor are the other examples *of the global batch*. Each process gathers the
-embeddings of all processes with :func:`gather_with_grad` (``torch.distributed.nn.all_gather``,
-differentiable) and computes the loss :math:`L` of the whole global batch — the same number on
+embeddings of all processes with :func:`gather_with_grad` (an all-gather whose backward is an
+``all_reduce``) and computes the loss :math:`L` of the whole global batch — the same number on
 every process, equal to a single process's loss on the concatenated batch. Backward through the
 gather sums the gradient of :math:`L` from all :math:`K` processes into each local embedding
 (:math:`K \,\partial L/\partial e_\text{local}`), and DDP's gradient averaging divides by
@@ -20,7 +20,6 @@ local means is the global mean (shards have equal size: incomplete global batche
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -107,15 +106,49 @@ def init_from_env(backend: str | None = None, device: str | None = None) -> bool
     return True
 
 
+def close(wait: bool = True) -> None:
+    """Leave the process group at the end of a ``torchrun`` run (nothing when none is initialised).
+
+    ``wait``: first wait for every process (a barrier), so none leaves while another still needs
+    it; pass ``False`` on an error path, where another process may never reach the barrier.
+    """
+    if dist.is_available() and dist.is_initialized():
+        if wait:
+            dist.barrier()
+        dist.destroy_process_group()
+
+
+class _GatherWithGrad(torch.autograd.Function):
+    """All-gather along dim 0 whose backward sums the gradient over processes (``all_reduce``)."""
+
+    @staticmethod
+    def forward(ctx: Any, tensor: torch.Tensor) -> torch.Tensor:
+        tensor = tensor.contiguous()
+        pieces = [torch.empty_like(tensor) for _ in range(dist.get_world_size())]
+        dist.all_gather(pieces, tensor)
+        ctx.rows = tensor.shape[0]
+        return torch.cat(pieces, dim=0)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        grad = grad.contiguous().clone()
+        dist.all_reduce(grad)  # sum over processes of dL/d(gathered)
+        start = dist.get_rank() * ctx.rows
+        return grad[start : start + ctx.rows]
+
+
 def gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
-    """Concatenate ``tensor`` from every process along dim 0, differentiably (identity when alone)."""
+    r"""Concatenate ``tensor`` from every process along dim 0, differentiably (identity when alone).
+
+    Every process must pass the same shape. Backward returns, for this process's rows, the sum over
+    processes of the gradient reaching them (:math:`K\,\partial L/\partial e_\text{local}` when
+    every process computes the same loss :math:`L`). The backward is one ``all_reduce``, which
+    every backend has (``torch.distributed.nn.all_gather`` emulates it with ``all_to_all`` on gloo,
+    whose CPU processes could abort at exit with PyTorch 2.13).
+    """
     if not is_active():
         return tensor
-    from torch.distributed.nn.functional import all_gather
-
-    with warnings.catch_warnings():  # the public differentiable gather; its successor is private
-        warnings.simplefilter("ignore", FutureWarning)
-        return torch.cat(all_gather(tensor), dim=0)
+    return _GatherWithGrad.apply(tensor)
 
 
 def shard(

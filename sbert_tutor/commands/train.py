@@ -70,14 +70,26 @@ def objective_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from sbert_tutor import distributed
+
+    # under torchrun: one GPU per process, or a clear error before any child touches CUDA
+    args.device = distributed.process_device(args.device)
+    distributed.init_from_env(device=args.device)
+    try:
+        code = _train(args)
+    except BaseException:
+        distributed.close(wait=False)  # the others may be stuck in a collective: do not wait
+        raise
+    distributed.close()  # every process waits for the others, then leaves the group
+    return code
+
+
+def _train(args: argparse.Namespace) -> int:
+    from sbert_tutor import distributed
     from sbert_tutor.evaluation.sts import parse_tasks
     from sbert_tutor.training import TrainingConfig
     from sbert_tutor.training.recipe import fit
     from sbert_tutor.training.sources import check_training_source
 
-    # under torchrun: one GPU per process, or a clear error before any child touches CUDA
-    args.device = distributed.process_device(args.device)
-    distributed.init_from_env(device=args.device)
     check_training_source(args.train)  # typos in names fail here, before any model loads
     if args.eval_steps:
         parse_tasks(args.eval_task)
