@@ -31,4 +31,16 @@ every chapter                          :mod:`.sizes` (quick/full sizes), :mod:`.
 12 the distance dilemma                :mod:`.distance_dilemma`
 13 computational efficiency            :mod:`.speed`, :mod:`.cost`
 =====================================  =========================================================
+
+Importing this package widens pandas' text columns (``display.max_colwidth``, 50 characters by
+default) to :data:`TEXT_COLUMN_WIDTH`, so that the chapters' tables show whole sentences, run
+labels and provenance instead of cutting them at 50 characters; longer texts (MS MARCO passages)
+still end in "...".
 """
+
+import pandas as pd
+
+TEXT_COLUMN_WIDTH = 300
+"""Characters of a text cell that a chapter's table shows before pandas cuts it with "..."."""
+
+pd.set_option("display.max_colwidth", TEXT_COLUMN_WIDTH)
