@@ -34,8 +34,8 @@ every chapter                          :mod:`.sizes` (quick/full sizes), :mod:`.
 
 Importing this package widens pandas' text columns (``display.max_colwidth``, 50 characters by
 default) to :data:`TEXT_COLUMN_WIDTH`, so that the chapters' tables show whole sentences, run
-labels and provenance instead of cutting them at 50 characters; longer texts (MS MARCO passages)
-still end in "...".
+labels and provenance instead of cutting them at 50 characters; longer texts (MS MARCO passages,
+chapter 12's notes on its training data) still end in "...".
 """
 
 import pandas as pd

@@ -12,7 +12,7 @@ def test_tables_show_whole_sentences_and_cut_only_passages():
     provenance = (
         "nli/snli_dev.tsv: 6d30a61d2197; nli/snli_test.tsv: 0c1d2e3f4a5b; stsb/sts-test.tsv"
     )
-    passage = "word " * 100  # 500 characters, longer than any sentence or label in the book
+    passage = "word " * 100  # 500 characters, as long as an MS MARCO passage
     table = pd.DataFrame({"text": [sentence, provenance, passage]})
     html = table._repr_html_()  # what a notebook shows
     assert len(sentence) > 50 and sentence in html and provenance in html
