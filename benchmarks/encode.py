@@ -4,7 +4,7 @@ Not a test: a measurement (book chapter on computational efficiency; SBERT paper
 
 ``--preset compare`` (the default, the CPU figure of chapter 13): both libraries run in this one
 process, on the same sentences, with the same thread count; runs are interleaved
-(:func:`sbert_tutor.book.speed.encode_throughput`), medians are reported with the ratio ours /
+(:func:`sbert_tutor.book.chapters.computational_efficiency.encode_throughput`), medians are reported with the ratio ours /
 sentence-transformers, and outputs must agree to 1e-4. Sentences: STS benchmark test sentences
 plus MS MARCO passages (``msmarco/corpus_mini.tsv``), shuffled with a fixed seed.
 
@@ -482,7 +482,7 @@ def run_compare_preset(args: argparse.Namespace) -> int:
     import torch
 
     from sbert_tutor import SentenceEncoder
-    from sbert_tutor.book.speed import (
+    from sbert_tutor.book.chapters.computational_efficiency import (
         encode_throughput,
         mixed_length_sentences,
         sentence_transformers_reference,

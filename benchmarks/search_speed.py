@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
 
-    from sbert_tutor.book.speed import median_seconds
+    from sbert_tutor.book.cost import median_seconds
     from sbert_tutor.commands.common import write_json
     from sbert_tutor.provenance import provenance
     from sbert_tutor.search import semantic_search

@@ -46,6 +46,13 @@ def sha256_file(path: str | Path) -> str:
     return _sha256_cached(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
 
 
+def commit_label(provenance: dict[str, Any]) -> str:
+    """The commit a result was made at, as tables show it: the first 12 hex digits of
+    ``provenance["git"]["sha"]``, with ``" (dirty)"`` when the tree had uncommitted changes."""
+    git = provenance.get("git") or {}
+    return str(git.get("sha", ""))[:12] + (" (dirty)" if git.get("dirty") else "")
+
+
 def git_info(start: str | Path | None = None) -> dict[str, Any]:
     """Commit and dirty flag of the repository holding ``start`` (default: this package)."""
     where = Path(start) if start else Path(__file__).resolve().parent

@@ -23,8 +23,22 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sbert_tutor.book.sizes import sizes_for
-from sbert_tutor.data import DataNotFoundError, load_bm25_candidates, load_msmarco, load_sts
+from sbert_tutor.book.sizes import (
+    ClassificationSizes,
+    DistanceDilemmaSizes,
+    EfficiencySizes,
+    MSMarcoSizes,
+    RegressionSizes,
+    RetrievalMetricsSizes,
+    sizes_for,
+)
+from sbert_tutor.data import (
+    DataNotFoundError,
+    load_bm25_candidates,
+    load_msmarco,
+    load_sts,
+    sample_sts,
+)
 from sbert_tutor.data.msmarco import MSMarcoData, sample_msmarco
 from sbert_tutor.data.msmarco_hub import ID_FILES, hub_folder, mini_corpus_head, write_id_lists
 from sbert_tutor.data.sts import HUB_NOTES, STSData
@@ -37,7 +51,7 @@ ROOT = shared_data()
 
 
 def _retrieval_metrics():
-    sizes = sizes_for("retrieval_metrics", "quick")
+    sizes = sizes_for(RetrievalMetricsSizes, "quick")
     dev = sample_msmarco(
         load_msmarco("msmarco-dev-subset"),
         sizes.dev_queries,
@@ -49,41 +63,40 @@ def _retrieval_metrics():
 
 
 def _msmarco():
-    sizes = sizes_for("msmarco", "quick")
+    sizes = sizes_for(MSMarcoSizes, "quick")
     return [load_msmarco(name, corpus=sizes.corpus) for name in sizes.datasets]
 
 
 def _dilemma():
-    from sbert_tutor.book import distance_dilemma as dd
+    from sbert_tutor.book.chapters import distance_dilemma as dd
 
-    sizes = sizes_for("distance_dilemma", "quick")
+    sizes = sizes_for(DistanceDilemmaSizes, "quick")
     data = dd.load_dilemma_data(n_test=sizes.test_queries, n_other=sizes.other_passages)
     triplets = dd.held_out_triplets(data.test, sizes.pca_triplets, data.candidates)
     return data, triplets
 
 
 def _efficiency():
-    from sbert_tutor.book.speed import mixed_length_sentences
+    from sbert_tutor.book.chapters.computational_efficiency import mixed_length_sentences
 
-    sizes = sizes_for("efficiency", "quick")
+    sizes = sizes_for(EfficiencySizes, "quick")
     with_passages, _ = mixed_length_sentences(sizes.sts_sentences, sizes.passages)
     without, _ = mixed_length_sentences(sizes.sts_sentences, 0)
     return with_passages, without
 
 
-def _sts_sample(chapter: str, split: str, attribute: str):
-    from sbert_tutor.book.fixed_embeddings import sts_sample
-
-    return sts_sample("stsb", split, n=getattr(sizes_for(chapter, "quick"), attribute), seed=0)
+def _sts_sample(kind: type, split: str, attribute: str):
+    sizes = sizes_for(kind, "quick")
+    return sample_sts(load_sts("stsb", split), n=getattr(sizes, attribute), seed=0)
 
 
 #: chapter(s) -> the data calls they make, with their quick sizes.
 CALLS: dict[str, Callable[[], Any]] = {
     "ch02-03-11-13 STSb test": lambda: load_sts("stsb", "test"),
     "ch06-08 STSb dev": lambda: load_sts("stsb", "dev"),
-    "ch06 STSb dev sample": lambda: _sts_sample("classification", "dev", "eval_pairs"),
+    "ch06 STSb dev sample": lambda: _sts_sample(ClassificationSizes, "dev", "eval_pairs"),
     "ch07 STSb train": lambda: load_sts("stsb", "train"),
-    "ch07 STSb train sample": lambda: _sts_sample("regression", "train", "scale_pairs"),
+    "ch07 STSb train sample": lambda: _sts_sample(RegressionSizes, "train", "scale_pairs"),
     "ch04 dev subset and DL19 samples": _retrieval_metrics,
     "ch04 BM25 candidates": lambda: load_bm25_candidates(with_labels=True),
     "ch05 dev subset and DL19 on corpus_mini": _msmarco,

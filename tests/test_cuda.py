@@ -49,7 +49,7 @@ def test_half_precision_encode_is_close_to_fp32(gpu_minilm, dtype):
 
 
 def test_chapter_11_dropout_views_on_the_gpu(gpu_minilm):
-    from sbert_tutor.book.search_guided import dropout_view_similarity
+    from sbert_tutor.book.chapters.semantic_search_guided import dropout_view_similarity
 
     table = dropout_view_similarity(gpu_minilm, SENTENCES[:4])
     assert np.allclose(table["cosine, eval mode"], 1.0, atol=1e-5)

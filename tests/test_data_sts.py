@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from sbert_tutor.data import DataNotFoundError, load_sts
+from sbert_tutor.data import DataNotFoundError, load_sts, sample_sts
 from tests.conftest import fake_hub, needs_data
 
 # Pair counts stated in shared/data/MANIFEST.md (SentEval sizes; STS13 without SMT).
@@ -143,3 +143,23 @@ def test_hub_failure_names_the_setting(monkeypatch):
         match="SBERT_TUTOR_DATA.*no route to host|no route to host.*SBERT_TUTOR_DATA",
     ):
         load_sts("stsb")
+
+
+@needs_data
+def test_sample_sts_is_seeded_keeps_data_order_and_every_field_of_a_pair():
+    full = load_sts("sickr", "test")  # SICK carries labels: the sample must keep them aligned
+    assert sample_sts(full, None) is full and sample_sts(full, len(full) + 1) is full
+    sample = sample_sts(full, 50, seed=0)
+    assert len(sample) == 50 and sample.files == full.files and sample.source == full.source
+    assert sample.meta["sample"] == f"50 of {len(full)} pairs, seed 0"
+    # each sampled pair is a whole pair of the full data (both sentences, score, subset, label),
+    # in data order: the sample's rows are a subsequence of the full data's rows
+    def rows(d):
+        return list(zip(d.sentences1, d.sentences2, d.scores, d.subsets, d.labels, strict=True))
+
+    remaining = iter(rows(full))
+    assert all(row in remaining for row in rows(sample))
+    assert sample_sts(full, 50, seed=0).sentences1 == sample.sentences1
+    assert sample_sts(full, 50, seed=1).sentences1 != sample.sentences1
+    with pytest.raises(ValueError, match="at least 2"):
+        sample_sts(full, 1)

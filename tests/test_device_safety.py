@@ -133,7 +133,7 @@ def outputs_on_device(monkeypatch):
 def test_chapter_11_dropout_views_with_outputs_on_a_gpu(tiny_bert, outputs_on_device):
     """Chapter 11's helper with the encoder's outputs where a GPU would hold them: it must bring
     them to the host itself (it called .numpy() on the GPU tensor and failed on every GPU)."""
-    from sbert_tutor.book.search_guided import dropout_view_similarity
+    from sbert_tutor.book.chapters.semantic_search_guided import dropout_view_similarity
 
     model, tokenizer = tiny_bert
     encoder = SentenceEncoder(model, tokenizer, pooling="mean", max_seq_length=16)
@@ -146,7 +146,7 @@ def test_chapter_11_dropout_views_with_outputs_on_a_gpu(tiny_bert, outputs_on_de
 def test_chapter_11_dropout_views_on_a_real_gpu(tiny_bert):
     import copy
 
-    from sbert_tutor.book.search_guided import dropout_view_similarity
+    from sbert_tutor.book.chapters.semantic_search_guided import dropout_view_similarity
 
     model, tokenizer = tiny_bert
     encoder = SentenceEncoder(copy.deepcopy(model), tokenizer, pooling="mean", max_seq_length=16)

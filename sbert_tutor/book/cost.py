@@ -19,7 +19,9 @@ its timing does not depend on whether the head was trained, so a fresh head is u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,13 +29,13 @@ import numpy as np
 import pandas as pd
 import torch
 
+from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.published import (
     SBERT_COST_CLAIM,
     SBERT_COST_CLAIM_SOURCE,
     TANEJA_COST_CLAIM,
     TANEJA_COST_CLAIM_SOURCE,
 )
-from sbert_tutor.book.speed import median_seconds
 from sbert_tutor.encoder import SentenceEncoder
 
 
@@ -51,6 +53,16 @@ class CostRates:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def median_seconds(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    """Median wall time of ``repeats`` calls of ``fn`` and the last result."""
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
 
 
 def _median_rate(work: Callable[[], Any], items: int, repeats: int) -> float:
@@ -143,28 +155,6 @@ def humanize_seconds(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
-def compare_with_paper(rates: CostRates, hardware: str) -> pd.DataFrame:
-    """Our extrapolation at the paper's n = 10,000 beside the SBERT paper's claim (labelled)."""
-    ours = extrapolate(rates, [SBERT_COST_CLAIM["n"]]).iloc[0]
-    rows = [
-        {
-            "method": "cross-encoder (BERT on every pair)",
-            "paper (V100, published)": f"{SBERT_COST_CLAIM['cross_encoder_hours']:g} h",
-            f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
-                ours["cross_encoder_s"]
-            ),
-        },
-        {
-            "method": "bi-encoder (SBERT: encode + cosine)",
-            "paper (V100, published)": f"{SBERT_COST_CLAIM['sbert_seconds']:g} s",
-            f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
-                ours["bi_encoder_s"]
-            ),
-        },
-    ]
-    return pd.DataFrame(rows).set_index("method")
-
-
 def pair_count(n: int) -> int:
     """:math:`\binom{n}{2} = n(n-1)/2`, the pairs a cross-encoder scores to find the closest pair."""
     if n < 0:
@@ -199,10 +189,29 @@ def cost_claims_checked() -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("source (published)")
 
 
-def readable(table: pd.DataFrame) -> pd.DataFrame:
-    """The extrapolation table with durations written for people (``65 h`` rather than ``234000.0``)."""
-    out = pd.DataFrame({"n": table["n"], "pairs": table["pairs"].map(lambda p: f"{p:.3g}")})
-    for column in ("cross_encoder_s", "bi_encoder_encode_s", "bi_encoder_cosine_s", "bi_encoder_s"):
-        out[column.removesuffix("_s")] = table[column].map(humanize_seconds)
-    out["speedup"] = table["speedup"].map(lambda x: f"{x:,.0f}x")
-    return out.set_index("n")
+_SECONDS = {"1 s": 1, "1 min": 60, "1 h": 3600, "1 day": 86400, "1 year": 365 * 86400}
+
+
+def plot_cost_curves(table: pd.DataFrame, claim: Mapping[str, float] | None = None, ax=None):
+    """Seconds to find the most similar pair vs collection size, log-log (book chapter 2)."""
+    ax = new_axes(ax)
+    ax.loglog(table["n"], table["cross_encoder_s"], "o-", label="cross-encoder (this machine)")
+    ax.loglog(table["n"], table["bi_encoder_s"], "s-", label="bi-encoder / SBERT (this machine)")
+    for text, seconds in _SECONDS.items():
+        ax.axhline(seconds, color="grey", lw=0.5, ls=":")
+        ax.text(table["n"].min(), seconds * 1.15, text, color="grey", fontsize=8)
+    if claim:
+        ax.loglog(
+            [claim["n"]],
+            [claim["cross_encoder_hours"] * 3600],
+            "r*",
+            ms=12,
+            label="paper: BERT, 65 h (V100)",
+        )
+        ax.loglog(
+            [claim["n"]], [claim["sbert_seconds"]], "g*", ms=12, label="paper: SBERT, 5 s (V100)"
+        )
+    ax.set_xlabel("number of sentences n")
+    ax.set_ylabel("seconds to find the most similar pair")
+    ax.legend(fontsize=8)
+    return ax

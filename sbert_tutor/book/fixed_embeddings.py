@@ -12,7 +12,6 @@ Every distinct text is encoded once (:func:`sbert_tutor.embedding.encode_unique`
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,36 +20,11 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from sbert_tutor.data import STSData, load_sts
+from sbert_tutor.data import STSData
 from sbert_tutor.data.table import DataTable, as_frame
 from sbert_tutor.embedding import Encoder, encode_unique
 from sbert_tutor.evaluation.sts import predict_similarity
 from sbert_tutor.stats import seeded_subset
-
-
-def sts_sample(
-    task: str = "stsb", split: str = "dev", n: int | None = None, seed: int = 0
-) -> STSData:
-    """An STS split, or a seeded random sample of ``n`` of its pairs (in data order).
-
-    ``n=None`` (or ``n`` >= the split's size) returns the whole split. The sample keeps the
-    split's files (for provenance) and records its size in ``meta["sample"]``.
-    """
-    data = load_sts(task, split)
-    if n is None or n >= len(data):
-        return data
-    if n < 2:
-        raise ValueError(f"a correlation needs at least 2 pairs, got n={n}")
-    keep = seeded_subset(len(data), n, seed)
-    return dataclasses.replace(
-        data,
-        sentences1=[data.sentences1[i] for i in keep],
-        sentences2=[data.sentences2[i] for i in keep],
-        scores=data.scores[keep],
-        subsets=[data.subsets[i] for i in keep],
-        labels=None if data.labels is None else [data.labels[i] for i in keep],
-        meta={**data.meta, "sample": f"{n} of {len(data)} pairs, seed {seed}"},
-    )
 
 
 def pair_cosines(encoder: Encoder, data: STSData) -> tuple[np.ndarray, np.ndarray]:

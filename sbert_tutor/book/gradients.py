@@ -1,4 +1,4 @@
-r"""Gradients written out by hand and checked against autograd (chapters 6, 7 and 9).
+r"""Gradients written out by hand and checked against autograd (chapters 6, 7, 9 and 10).
 
 Each ``*_by_hand`` function writes a chapter's derivation in tensor code, without autograd; each
 ``*_check`` compares it with autograd through the library's own loss function
@@ -10,12 +10,16 @@ Each ``*_by_hand`` function writes a chapter's derivation in tensor code, withou
 * chapter 9, MNRL: :func:`mnrl_anchor_gradient`, :func:`mnrl_gradient_check`;
 * chapter 10, SupMPN (eq. 7 of Dehghan & Amasyali, 2022): :func:`supmpn_anchor_gradient`,
   :func:`supmpn_gradient_check`.
+
+The anchor-gradient checks of chapters 9 and 10 are one routine, :func:`anchor_gradient_check`
+(by hand vs :func:`autograd_anchor_gradient`), given another loss.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import torch
@@ -105,6 +109,45 @@ def _comparison(rows: list[tuple[str, Tensor, Tensor]]) -> pd.DataFrame:
             for name, auto, hand in rows
         ]
     ).set_index("gradient")
+
+
+def autograd_anchor_gradient(loss: Callable[..., Tensor], anchors: Tensor, *rest: Any) -> Tensor:
+    r""":math:`\partial \mathcal{L} / \partial a` from autograd: ``loss(anchors, *rest)``
+    backpropagated to a fresh copy of ``anchors``."""
+    a = anchors.detach().clone().requires_grad_(True)
+    loss(a, *rest).backward()
+    return a.grad
+
+
+def anchor_gradient_check(
+    by_hand: Callable[..., Tensor],
+    loss: Callable[..., Tensor],
+    batch: tuple[Tensor | None, ...],
+    setting: tuple[str, Sequence[float]],
+    sizes: dict[str, int],
+) -> pd.DataFrame:
+    """A chapter's by-hand anchor gradient against autograd through the library's ``loss``,
+    one row per value of one setting (MNRL's scale, SupMPN's temperature), in float64.
+
+    ``by_hand`` and ``loss`` both take ``(*batch, value)``; ``sizes`` (e.g. ``{"anchors N": 8}``)
+    are repeated on every row. Columns: the setting, the sizes, ``max |by hand - autograd|``
+    and ``max |gradient|``.
+    """
+    tensors = tuple(None if t is None else t.double() for t in batch)
+    name, values = setting
+    rows = []
+    for value in values:
+        hand = by_hand(*tensors, value)
+        auto = autograd_anchor_gradient(loss, *tensors, value)
+        rows.append(
+            {
+                name: float(value),
+                **sizes,
+                "max |by hand - autograd|": float((hand - auto).abs().max()),
+                "max |gradient|": float(auto.abs().max()),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def softmax_gradient_check(
@@ -224,38 +267,21 @@ def mnrl_anchor_gradient(
     return scale / n * pull_push / a_norm
 
 
-def mnrl_autograd_gradient(
-    anchors: Tensor, positives: Tensor, negatives: Tensor | None = None, scale: float = 20.0
-) -> Tensor:
-    """The same gradient from autograd on :func:`~sbert_tutor.losses.multiple_negatives_ranking`."""
-    a = anchors.detach().clone().requires_grad_(True)
-    multiple_negatives_ranking(a, positives, negatives, scale).backward()
-    return a.grad
-
-
 def mnrl_gradient_check(
     anchors: Tensor,
     positives: Tensor,
     negatives: Tensor | None = None,
     scales: Sequence[float] = (1.0, 20.0, 100.0),
 ) -> pd.DataFrame:
-    """By-hand vs autograd anchor gradient, one row a scale (float64 for a tight comparison)."""
-    a, p = anchors.double(), positives.double()
-    q = None if negatives is None else negatives.double()
-    rows = []
-    for s in scales:
-        hand = mnrl_anchor_gradient(a, p, q, s)
-        auto = mnrl_autograd_gradient(a, p, q, s)
-        rows.append(
-            {
-                "scale": float(s),
-                "anchors N": a.shape[0],
-                "candidates K": mnrl_candidates(p, q).shape[0],
-                "max |by hand - autograd|": float((hand - auto).abs().max()),
-                "max |gradient|": float(auto.abs().max()),
-            }
-        )
-    return pd.DataFrame(rows)
+    """By-hand vs autograd MNRL anchor gradient, one row a scale (in float64)."""
+    k = mnrl_candidates(positives, negatives).shape[0]
+    return anchor_gradient_check(
+        mnrl_anchor_gradient,
+        multiple_negatives_ranking,
+        (anchors, positives, negatives),
+        ("scale", scales),
+        {"anchors N": anchors.shape[0], "candidates K": k},
+    )
 
 
 def supmpn_anchor_gradient(
@@ -299,15 +325,6 @@ def supmpn_anchor_gradient(
     return pull_push / (n * temperature * a_norm)
 
 
-def supmpn_autograd_gradient(
-    anchors: Tensor, positives: Tensor, negatives: Tensor, temperature: float = 0.05
-) -> Tensor:
-    """The same gradient from autograd on :func:`~sbert_tutor.losses.supmpn`."""
-    a = anchors.detach().clone().requires_grad_(True)
-    supmpn(a, positives, negatives, temperature).backward()
-    return a.grad
-
-
 def supmpn_gradient_check(
     anchors: Tensor,
     positives: Tensor,
@@ -315,19 +332,14 @@ def supmpn_gradient_check(
     temperatures: Sequence[float] = (1.0, 0.05),
 ) -> pd.DataFrame:
     """By-hand vs autograd SupMPN anchor gradient, one row a temperature (in float64)."""
-    a, p, q = anchors.double(), positives.double(), negatives.double()
-    rows = []
-    for tau in temperatures:
-        hand = supmpn_anchor_gradient(a, p, q, tau)
-        auto = supmpn_autograd_gradient(a, p, q, tau)
-        rows.append(
-            {
-                "temperature": float(tau),
-                "anchors N": a.shape[0],
-                "positives P": p.shape[1],
-                "negatives Q": q.shape[1],
-                "max |by hand - autograd|": float((hand - auto).abs().max()),
-                "max |gradient|": float(auto.abs().max()),
-            }
-        )
-    return pd.DataFrame(rows)
+    return anchor_gradient_check(
+        supmpn_anchor_gradient,
+        supmpn,
+        (anchors, positives, negatives),
+        ("temperature", temperatures),
+        {
+            "anchors N": anchors.shape[0],
+            "positives P": positives.shape[1],
+            "negatives Q": negatives.shape[1],
+        },
+    )

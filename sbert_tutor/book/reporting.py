@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from sbert_tutor.profiles import Profile, get_profile
-from sbert_tutor.provenance import hardware_label
+from sbert_tutor.provenance import commit_label, hardware_label
 
 
 def measured_label(profile: Profile, hardware: str | None = None) -> str:
@@ -62,11 +62,10 @@ def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
     for name, run in runs.items():
         log = run.log if hasattr(run, "log") else run
         prov = log["provenance"]
-        git = prov.get("git", {})
         hw = prov.get("hardware", {})
         model = prov.get("model") or {}
         rows[name] = {
-            "git commit": str(git.get("sha", ""))[:12] + (" (dirty)" if git.get("dirty") else ""),
+            "git commit": commit_label(prov),
             "profile": prov.get("profile"),
             "hardware": f"{hw.get('device')}, {hw.get('torch_threads')} threads, {hw.get('cpu')}",
             "model": f"{model.get('name')} ({model.get('pooling')} pooling)",

@@ -1,7 +1,9 @@
 """How big each chapter's data and runs are, under the quick and the full profile.
 
-One frozen dataclass per chapter, so a chapter reads ``sizes.pairs`` rather than a number, and
-the quick/full choice is made once (:func:`sizes_for`). The *profile name* itself is resolved by
+One frozen dataclass per chapter, built by keyword, so a chapter reads ``sizes.pairs`` rather
+than a number, and the quick/full choice is made once: ``sizes_for(CostSizes)`` returns a
+:class:`CostSizes` (typed, so an editor knows its fields). The training chapters (6-11) share
+:class:`RunSizes`: steps, batch size, examples, start model, learning rate and seeds. The *profile name* itself is resolved by
 the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's.
 
 * ``quick``: CPU, small real subsets, a few minutes a chapter (CI and the book build). The
@@ -15,7 +17,7 @@ the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar, cast
 
 from sbert_tutor.book.weak_start import MINILM, WeakStart
 from sbert_tutor.profiles import PROFILES, Profile, get_profile
@@ -33,8 +35,34 @@ QUICK_SEEDS = (0, 1, 2)
 FULL_SEEDS = (42,)
 
 
-@dataclass(frozen=True)
-class CostSizes:
+@dataclass(frozen=True, kw_only=True)
+class ChapterSizes:
+    """Base of every chapter's sizes (keyword-only, frozen)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSizes(ChapterSizes):
+    """What sizes every training run of chapters 6-11.
+
+    Attributes:
+        steps: optimizer steps of each run (``None``: whole epochs).
+        batch_size: pairs (or groups) a step.
+        examples: training examples drawn with the seed (``None``: all).
+        start: the model each run starts from (a hub name or a :class:`WeakStart`).
+        lr: the peak learning rate.
+        seeds: one run per seed (mean and spread over them).
+    """
+
+    steps: int | None
+    batch_size: int
+    examples: int | None = None
+    start: str | WeakStart
+    lr: float
+    seeds: tuple[int, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostSizes(ChapterSizes):
     """Chapter 2 (the cost of cross-encoders): STSb test pairs the cross-encoder scores,
     sentences the bi-encoder encodes, and the batch size of both."""
 
@@ -43,15 +71,15 @@ class CostSizes:
     batch_size: int
 
 
-@dataclass(frozen=True)
-class PoolingSizes:
+@dataclass(frozen=True, kw_only=True)
+class PoolingSizes(ChapterSizes):
     """Chapter 3 (Siamese pooling and STS): random sentence pairs behind the anisotropy estimate."""
 
     anisotropy_pairs: int
 
 
-@dataclass(frozen=True)
-class TransferSizes:
+@dataclass(frozen=True, kw_only=True)
+class TransferSizes(ChapterSizes):
     """Chapter 3b (transfer tasks): what the chapter computes while the book builds.
 
     Attributes:
@@ -72,8 +100,8 @@ class TransferSizes:
     classifier: str = "lbfgs"
 
 
-@dataclass(frozen=True)
-class RetrievalMetricsSizes:
+@dataclass(frozen=True, kw_only=True)
+class RetrievalMetricsSizes(ChapterSizes):
     """Chapter 4 (retrieval metrics vs k): dev-subset queries (with their BM25 top-20s), TREC DL19
     queries (with their judged passages) and random other ``corpus_mini`` passages."""
 
@@ -82,8 +110,8 @@ class RetrievalMetricsSizes:
     random_passages: int | None
 
 
-@dataclass(frozen=True)
-class MSMarcoSizes:
+@dataclass(frozen=True, kw_only=True)
+class MSMarcoSizes(ChapterSizes):
     """Chapter 5 (MS MARCO): the corpus (``mini`` = ``corpus_mini.tsv``, ``full`` = the 8.8M
     collection from the hub) and the two datasets evaluated on it."""
 
@@ -91,101 +119,58 @@ class MSMarcoSizes:
     datasets: tuple[str, str]
 
 
-@dataclass(frozen=True)
-class ClassificationSizes:
-    """Chapter 6 (classification): the model of the linear probes, optimizer steps of each
-    short run, batch size, training examples drawn with the seed, STSb dev pairs the runs are
-    scored on, premises of the probes' (train, test) sides, and the runs' start model, learning
-    rate and seeds."""
+@dataclass(frozen=True, kw_only=True)
+class ClassificationSizes(RunSizes):
+    """Chapter 6 (classification): the model of the linear probes, STSb dev pairs the runs are
+    scored on and premises of the probes' (train, test) sides, beside the runs' sizes."""
 
     model: str
-    steps: int | None
-    batch_size: int
-    examples: int | None
     eval_pairs: int | None
     probe_premises: tuple[int, int]
-    start: str | WeakStart
-    lr: float
-    seeds: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class RegressionSizes:
-    """Chapter 7 (regression): the model of the label-scale table, its STSb train pairs, and the
-    regression runs' steps (``None``: ``epochs``), epochs, batch size, training examples, start
-    model, learning rate and seeds."""
+@dataclass(frozen=True, kw_only=True)
+class RegressionSizes(RunSizes):
+    """Chapter 7 (regression): the model of the label-scale table and its STSb train pairs, and
+    the epochs of the runs when ``steps`` is ``None``."""
 
     model: str
     scale_pairs: int | None
-    steps: int | None
     epochs: int
-    batch_size: int
-    examples: int | None
-    start: str | WeakStart
-    lr: float
-    seeds: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class TripletSizes:
-    """Chapter 8 (triplet): the model of the margin sweep, its NLI triplets, and the short
-    runs' steps, batch size, training examples, STSb dev pairs they are scored on, start model,
-    learning rate and seeds."""
+@dataclass(frozen=True, kw_only=True)
+class TripletSizes(RunSizes):
+    """Chapter 8 (triplet): the model of the margin sweep, its NLI triplets, and the STSb dev
+    pairs the runs are scored on."""
 
     model: str
     margin_triplets: int | None
-    steps: int | None
-    batch_size: int
-    examples: int | None
     eval_pairs: int | None
-    start: str | WeakStart
-    lr: float
-    seeds: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class MNRLSizes:
-    """Chapter 9 (MNRL): pairs encoded once for the fixed-embedding analyses, and the short runs'
-    steps, batch size, training examples, start model, learning rate and seeds."""
+@dataclass(frozen=True, kw_only=True)
+class MNRLSizes(RunSizes):
+    """Chapter 9 (MNRL): pairs encoded once for the fixed-embedding analyses."""
 
     fixed_pairs: int
-    steps: int | None
-    batch_size: int
-    examples: int | None
-    start: str | WeakStart
-    lr: float
-    seeds: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class SupMPNSizes:
-    """Chapter 10 (SupMPN): the batch size (also the fixed batch of the denominator analysis),
-    and the short runs' steps, training examples, start model, learning rate and seeds."""
-
-    batch_size: int
-    steps: int | None
-    examples: int | None
-    start: str | WeakStart
-    lr: float
-    seeds: tuple[int, ...]
+@dataclass(frozen=True, kw_only=True)
+class SupMPNSizes(RunSizes):
+    """Chapter 10 (SupMPN): ``batch_size`` is also the fixed batch of the denominator analysis."""
 
 
-@dataclass(frozen=True)
-class SearchGuidedSizes:
-    """Chapter 11 (semantic-search guidance): unlabelled sentences in the pool, the student (the
-    teacher is always the full all-MiniLM-L6-v2), and the runs' steps, batch size, learning rate
-    and seeds."""
+@dataclass(frozen=True, kw_only=True)
+class SearchGuidedSizes(RunSizes):
+    """Chapter 11 (semantic-search guidance): unlabelled sentences in the pool; ``start`` is the
+    student (the teacher is always the full all-MiniLM-L6-v2)."""
 
     pool: int | None
-    student: str | WeakStart
-    steps: int | None
-    batch_size: int
-    lr: float
-    seeds: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class DistanceDilemmaSizes:
+@dataclass(frozen=True, kw_only=True)
+class DistanceDilemmaSizes(ChapterSizes):
     """Chapter 12 (the distance dilemma): test queries (the first ones of the dev subset; the
     rest train), random extra test passages beyond their judged and BM25 candidates, BM25
     negatives per training query, the start model, optimizer steps, epochs, batch size,
@@ -203,8 +188,8 @@ class DistanceDilemmaSizes:
     study_margins: bool
 
 
-@dataclass(frozen=True)
-class EfficiencySizes:
+@dataclass(frozen=True, kw_only=True)
+class EfficiencySizes(ChapterSizes):
     """Chapter 13 (computational efficiency): STSb sentences and MS MARCO passages timed, timing
     repeats, and the corpus size of the search benchmark."""
 
@@ -214,84 +199,164 @@ class EfficiencySizes:
     search_corpus: int
 
 
-#: chapter -> (quick sizes, full sizes).
-SIZES: dict[str, tuple[Any, Any]] = {
-    "cost": (CostSizes(192, 512, 32), CostSizes(4096, 20000, 128)),
-    "pooling": (PoolingSizes(2000), PoolingSizes(20000)),
-    "transfer": (
-        TransferSizes(("mr", "subj", "trec", "mrpc"), 400, ("mean", "cls"), kfold=5),
-        TransferSizes(
-            ("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc"), None, ("mean", "cls", "max")
+QUICK_RUN = {"start": QUICK_START, "lr": QUICK_LR, "seeds": QUICK_SEEDS}
+FULL_RUN = {"start": BERT, "lr": 2e-5, "seeds": FULL_SEEDS}
+
+#: sizes class -> profile name -> that chapter's sizes.
+SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
+    CostSizes: {
+        "quick": CostSizes(pairs=192, sentences=512, batch_size=32),
+        "full": CostSizes(pairs=4096, sentences=20000, batch_size=128),
+    },
+    PoolingSizes: {
+        "quick": PoolingSizes(anisotropy_pairs=2000),
+        "full": PoolingSizes(anisotropy_pairs=20000),
+    },
+    TransferSizes: {
+        "quick": TransferSizes(
+            experiment_tasks=("mr", "subj", "trec", "mrpc"),
+            experiment_max_items=400,
+            poolings=("mean", "cls"),
+            kfold=5,
         ),
-    ),
-    "retrieval_metrics": (
-        RetrievalMetricsSizes(100, 10, 0),
-        RetrievalMetricsSizes(None, None, None),
-    ),
-    "msmarco": (
-        MSMarcoSizes("mini", ("msmarco-dev-subset", "trec-dl19")),
-        MSMarcoSizes("full", ("msmarco-dev", "trec-dl19")),
-    ),
-    "classification": (
-        ClassificationSizes(
-            # 150 steps: from the weak start, 25 steps of softmax leave STSb within the seed
-            # spread (69.7 +- 0.2 from 69.72); 150 move it (+1.5, every seed above the start)
-            MINILM,
-            150,
-            16,
-            2400,
-            500,
-            (500, 300),
-            QUICK_START,
-            QUICK_LR,
-            QUICK_SEEDS,
+        "full": TransferSizes(
+            experiment_tasks=("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc"),
+            experiment_max_items=None,
+            poolings=("mean", "cls", "max"),
         ),
-        ClassificationSizes(BERT, None, 16, None, None, (20000, 2000), BERT, 2e-5, FULL_SEEDS),
-    ),
-    "regression": (
-        RegressionSizes(MINILM, 500, 60, 1, 16, 2000, QUICK_START, QUICK_LR, QUICK_SEEDS),
-        RegressionSizes(BERT, None, None, 4, 16, None, BERT, 2e-5, FULL_SEEDS),
-    ),
-    "triplet": (
-        TripletSizes(MINILM, 500, 25, 16, 1000, 500, QUICK_START, QUICK_LR, QUICK_SEEDS),
-        TripletSizes(BERT, 5000, None, 16, None, None, BERT, 2e-5, FULL_SEEDS),
-    ),
-    "mnrl": (
-        MNRLSizes(1024, 40, 32, 1280, QUICK_START, QUICK_LR, QUICK_SEEDS),
-        MNRLSizes(8192, None, 64, None, BERT, 2e-5, FULL_SEEDS),
-    ),
-    "supmpn": (
-        SupMPNSizes(16, 40, 640, QUICK_START, QUICK_LR, QUICK_SEEDS),
-        SupMPNSizes(64, None, None, BERT, 2e-5, FULL_SEEDS),
-    ),
-    "search_guided": (
-        SearchGuidedSizes(1280, QUICK_START, 40, 32, QUICK_LR, QUICK_SEEDS),
-        SearchGuidedSizes(None, BERT, None, 64, 2e-5, FULL_SEEDS),
-    ),
-    "distance_dilemma": (
-        DistanceDilemmaSizes(100, 0, 2, MINILM, 32, 1, 16, 40, False),
-        DistanceDilemmaSizes(200, None, None, BERT, None, 1, 16, 100, True),
-    ),
-    "efficiency": (
-        EfficiencySizes(500, 100, 2, 100_000),
-        EfficiencySizes(5000, 2000, 5, 1_000_000),
-    ),
+    },
+    RetrievalMetricsSizes: {
+        "quick": RetrievalMetricsSizes(dev_queries=100, dl19_queries=10, random_passages=0),
+        "full": RetrievalMetricsSizes(dev_queries=None, dl19_queries=None, random_passages=None),
+    },
+    MSMarcoSizes: {
+        "quick": MSMarcoSizes(corpus="mini", datasets=("msmarco-dev-subset", "trec-dl19")),
+        "full": MSMarcoSizes(corpus="full", datasets=("msmarco-dev", "trec-dl19")),
+    },
+    ClassificationSizes: {
+        # 150 steps: from the weak start, 25 steps of softmax leave STSb within the seed
+        # spread (69.7 +- 0.2 from 69.72); 150 move it (+1.5, every seed above the start)
+        "quick": ClassificationSizes(
+            model=MINILM,
+            steps=150,
+            batch_size=16,
+            examples=2400,
+            eval_pairs=500,
+            probe_premises=(500, 300),
+            **QUICK_RUN,
+        ),
+        "full": ClassificationSizes(
+            model=BERT,
+            steps=None,
+            batch_size=16,
+            examples=None,
+            eval_pairs=None,
+            probe_premises=(20000, 2000),
+            **FULL_RUN,
+        ),
+    },
+    RegressionSizes: {
+        "quick": RegressionSizes(
+            model=MINILM,
+            scale_pairs=500,
+            steps=60,
+            epochs=1,
+            batch_size=16,
+            examples=2000,
+            **QUICK_RUN,
+        ),
+        "full": RegressionSizes(
+            model=BERT,
+            scale_pairs=None,
+            steps=None,
+            epochs=4,
+            batch_size=16,
+            examples=None,
+            **FULL_RUN,
+        ),
+    },
+    TripletSizes: {
+        "quick": TripletSizes(
+            model=MINILM,
+            margin_triplets=500,
+            steps=25,
+            batch_size=16,
+            examples=1000,
+            eval_pairs=500,
+            **QUICK_RUN,
+        ),
+        "full": TripletSizes(
+            model=BERT,
+            margin_triplets=5000,
+            steps=None,
+            batch_size=16,
+            examples=None,
+            eval_pairs=None,
+            **FULL_RUN,
+        ),
+    },
+    MNRLSizes: {
+        "quick": MNRLSizes(fixed_pairs=1024, steps=40, batch_size=32, examples=1280, **QUICK_RUN),
+        "full": MNRLSizes(fixed_pairs=8192, steps=None, batch_size=64, examples=None, **FULL_RUN),
+    },
+    SupMPNSizes: {
+        "quick": SupMPNSizes(batch_size=16, steps=40, examples=640, **QUICK_RUN),
+        "full": SupMPNSizes(batch_size=64, steps=None, examples=None, **FULL_RUN),
+    },
+    SearchGuidedSizes: {
+        "quick": SearchGuidedSizes(pool=1280, steps=40, batch_size=32, **QUICK_RUN),
+        "full": SearchGuidedSizes(pool=None, steps=None, batch_size=64, **FULL_RUN),
+    },
+    DistanceDilemmaSizes: {
+        "quick": DistanceDilemmaSizes(
+            test_queries=100,
+            other_passages=0,
+            negatives_per_query=2,
+            model=MINILM,
+            steps=32,
+            epochs=1,
+            batch_size=16,
+            pca_triplets=40,
+            study_margins=False,
+        ),
+        "full": DistanceDilemmaSizes(
+            test_queries=200,
+            other_passages=None,
+            negatives_per_query=None,
+            model=BERT,
+            steps=None,
+            epochs=1,
+            batch_size=16,
+            pca_triplets=100,
+            study_margins=True,
+        ),
+    },
+    EfficiencySizes: {
+        "quick": EfficiencySizes(sts_sentences=500, passages=100, repeats=2, search_corpus=100_000),
+        "full": EfficiencySizes(
+            sts_sentences=5000, passages=2000, repeats=5, search_corpus=1_000_000
+        ),
+    },
 }
 
+S = TypeVar("S", bound=ChapterSizes)
 
-def sizes_for(chapter: str, profile: Profile | str | None = None) -> Any:
-    """The sizes of ``chapter`` (a key of :data:`SIZES`) under ``profile``.
+
+def sizes_for(kind: type[S], profile: Profile | str | None = None) -> S:
+    """The sizes of one chapter (its sizes class, e.g. :class:`CostSizes`) under ``profile``.
 
     ``profile``: a :class:`~sbert_tutor.profiles.Profile`, ``"quick"`` / ``"full"``, or ``None``
     (resolved by :func:`~sbert_tutor.profiles.get_profile`).
 
     Example:
-        >>> sizes_for("cost", "quick").pairs
+        >>> sizes_for(CostSizes, "quick").pairs
         192
     """
     if profile is None:
         profile = get_profile()
     name = profile.name if isinstance(profile, Profile) else str(profile)
     check_choice(name, PROFILES, "profile", key=name)
-    quick, full = SIZES[check_choice(chapter, tuple(SIZES), "chapter")]
-    return quick if name == "quick" else full
+    if kind not in SIZES:
+        known = ", ".join(k.__name__ for k in SIZES)
+        raise TypeError(f"{kind!r} is not a chapter's sizes class; use one of {known}")
+    return cast(S, SIZES[kind][name])

@@ -13,9 +13,17 @@ from sbert_tutor.data.nli import (
     nli_triplets,
     supmpn_groups,
 )
-from sbert_tutor.data.sts import HUB_DATASETS, STS_TASKS, STSData, check_task, load_sts
+from sbert_tutor.data.sts import (
+    HUB_DATASETS,
+    STS_TASKS,
+    STSData,
+    check_task,
+    load_sts,
+    sample_sts,
+)
 
 __all__ = ["DataNotFoundError", "HUB_DATASETS", "STS_TASKS", "STSData", "check_task", "load_sts"]
+__all__ += ["sample_sts"]
 __all__ += ["NLI_LABELS", "NLI_TASKS", "NLIData", "as_nli", "entailment_pairs", "labelled_pairs"]
 __all__ += ["load_nli", "load_nli_train", "nli_triplets", "supmpn_groups"]
 from sbert_tutor.data.msmarco import DATASETS as MSMARCO_DATASETS  # noqa: E402

@@ -14,7 +14,9 @@ kept as published). Two sources, one API:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from sbert_tutor.data._files import (
     read_data_file,
 )
 from sbert_tutor.settings import CHECK_SIZES_ENV, check_sizes
+from sbert_tutor.stats import seeded_subset
 from sbert_tutor.validation import check_choice, check_same_length, check_scores
 
 logger = logging.getLogger(__name__)
@@ -140,6 +143,20 @@ class STSData:
     def subset_names(self) -> list[str]:
         """Subset names in first-appearance order."""
         return list(dict.fromkeys(self.subsets))
+
+    def select(self, indices: Sequence[int], note: str | None = None) -> STSData:
+        """The pairs at ``indices``, in that order, with everything else kept (source, files,
+        scale, notes); ``note`` is recorded in ``meta["sample"]``."""
+        keep = [int(i) for i in indices]
+        return dataclasses.replace(
+            self,
+            sentences1=[self.sentences1[i] for i in keep],
+            sentences2=[self.sentences2[i] for i in keep],
+            scores=self.scores[keep],
+            subsets=[self.subsets[i] for i in keep],
+            labels=None if self.labels is None else [self.labels[i] for i in keep],
+            meta={**self.meta, "sample": note} if note else dict(self.meta),
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """The pairs as a DataFrame (one row a pair)."""
@@ -288,3 +305,21 @@ def _load_hub(task: str, split: str, variant: str = "raw") -> STSData:
         score_range=SCORE_RANGES[task],
         notes=notes,
     )
+
+
+def sample_sts(data: STSData, n: int | None, seed: int = 0) -> STSData:
+    """A seeded random sample of ``n`` pairs of ``data``, in data order (as
+    :func:`~sbert_tutor.data.sample_msmarco` samples MS MARCO).
+
+    ``n=None`` (or ``n`` >= the number of pairs) returns ``data`` itself. The sample keeps the
+    data's files (for provenance) and records its size and seed in ``meta["sample"]``.
+
+    Example:
+        >>> dev = sample_sts(load_sts("stsb", "dev"), n=500, seed=0)  # doctest: +SKIP
+    """
+    if n is None or n >= len(data):
+        return data
+    if n < 2:
+        raise ValueError(f"a correlation needs at least 2 pairs, got n={n}")
+    keep = seeded_subset(len(data), n, seed)
+    return data.select(keep, note=f"{n} of {len(data)} pairs, seed {seed}")

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from sbert_tutor.losses.regression import _check_same_2d, _shape
+from sbert_tutor.losses.checks import check_same_2d, shape_of
 
 __all__ = [
     "DEFAULT_FEATURES",
@@ -99,7 +99,7 @@ def concat_features(u: Tensor, v: Tensor, features: Sequence[str] = DEFAULT_FEAT
         tensor([[2., 1., 3., 2.]])
     """
     features = check_features(features)
-    _check_same_2d(u=u, v=v)
+    check_same_2d(u=u, v=v)
     parts = {"u": lambda: u, "v": lambda: v, "|u-v|": lambda: (u - v).abs(), "u*v": lambda: u * v}
     return torch.cat([parts[f]() for f in features], dim=-1)
 
@@ -188,11 +188,11 @@ def softmax_classification(
         (torch.Size([]), True)
     """
     features = check_features(features)
-    n, d = _check_same_2d(u=u, v=v)
+    n, d = check_same_2d(u=u, v=v)
     labels = torch.as_tensor(labels)
     if labels.shape != torch.Size([n]):
         raise ValueError(
-            f"labels must have shape [N] = [{n}] (one class id per pair), got {_shape(labels)}."
+            f"labels must have shape [N] = [{n}] (one class id per pair), got {shape_of(labels)}."
         )
     if labels.is_floating_point():
         raise ValueError(f"labels must be integer class ids, got dtype {labels.dtype}.")
@@ -206,6 +206,6 @@ def softmax_classification(
     logits = classifier(concat_features(u, v, features))
     if logits.dim() != 2 or logits.shape[0] != n:
         raise ValueError(
-            f"classifier must return logits of shape [N, C] with N={n}, got {_shape(logits)}."
+            f"classifier must return logits of shape [N, C] with N={n}, got {shape_of(logits)}."
         )
     return F.cross_entropy(logits, labels.to(device=logits.device, dtype=torch.long))

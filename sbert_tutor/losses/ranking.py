@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from sbert_tutor.losses.regression import _check_grouped, _check_same_2d, _check_tensor, _shape
+from sbert_tutor.losses.checks import check_grouped, check_same_2d, check_tensor, shape_of
 
 __all__ = ["cosine_matrix", "in_batch_contrastive", "multiple_negatives_ranking", "supmpn"]
 
@@ -44,16 +44,16 @@ def _diagonal_cross_entropy(logits: Tensor) -> Tensor:
 def _flat_negatives(negatives: Tensor, n: int, d: int) -> Tensor:
     """Check hard negatives (``[M, d]`` or ``[N, Q, d]``) and return them as one ``[M, d]`` pool."""
     if isinstance(negatives, Tensor) and negatives.dim() == 3:
-        _check_grouped("negatives", negatives, n, d, "Q")
+        check_grouped("negatives", negatives, n, d, "Q")
         return negatives.reshape(-1, d)
     if isinstance(negatives, Tensor) and negatives.dim() != 2:
         raise ValueError(
-            f"negatives must be 2-D [M, d] or 3-D [N, Q, d], got shape {_shape(negatives)}."
+            f"negatives must be 2-D [M, d] or 3-D [N, Q, d], got shape {shape_of(negatives)}."
         )
-    _check_tensor("negatives", negatives, 2, "[M, d] or [N, Q, d]")
+    check_tensor("negatives", negatives, 2, "[M, d] or [N, Q, d]")
     if negatives.shape[1] != d:
         raise ValueError(
-            f"negatives must have shape [M, d] or [N, Q, d] with d = {d}, got {_shape(negatives)}."
+            f"negatives must have shape [M, d] or [N, Q, d] with d = {d}, got {shape_of(negatives)}."
         )
     return negatives
 
@@ -122,7 +122,7 @@ def multiple_negatives_ranking(
         >>> multiple_negatives_ranking(a, a, scale=1.0)  # -log(e / (e + 2))
         tensor(0.5514)
     """
-    n, d = _check_same_2d(anchors=anchors, positives=positives)
+    n, d = check_same_2d(anchors=anchors, positives=positives)
     _check_positive("scale", scale)
     candidates = positives
     if negatives is not None:
@@ -182,9 +182,9 @@ def supmpn(
         >>> supmpn(a, p, n, temperature=1.0)  # -log(e / (e + 3 + e^-1))
         tensor(0.8060)
     """
-    n, d = _check_same_2d(anchors=anchors)
-    _check_grouped("positives", positives, n, d, "P")
-    _check_grouped("negatives", negatives, n, d, "Q")
+    n, d = check_same_2d(anchors=anchors)
+    check_grouped("positives", positives, n, d, "P")
+    check_grouped("negatives", negatives, n, d, "Q")
     if positives.shape[1] == 0:
         raise ValueError(
             "positives must hold at least one positive per anchor (P >= 1), got P = 0."
@@ -239,7 +239,7 @@ def in_batch_contrastive(h: Tensor, h_plus: Tensor, temperature: float = 0.05) -
         >>> in_batch_contrastive(h, h, temperature=1.0)  # -log(e / (e + 2))
         tensor(0.5514)
     """
-    _check_same_2d(h=h, h_plus=h_plus)
+    check_same_2d(h=h, h_plus=h_plus)
     _check_positive("temperature", temperature)
     log_probs = torch.log_softmax(cosine_matrix(h, h_plus) / temperature, dim=1)
     return -torch.diagonal(log_probs).mean()

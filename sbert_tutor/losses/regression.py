@@ -5,8 +5,6 @@ r"""Regression objectives: fit a similarity between two embeddings to a gold sco
 * :func:`ce_score_regression` -- the Siamese objective of Rygaard, Bramsløw, Jensen and Bagger
   ("Distance Dilemma", n.d.): a bi-encoder similarity is regressed onto a cross-encoder's
   (sigmoid) score.
-
-The module also holds the small shape checks shared by the other loss modules.
 """
 
 from __future__ import annotations
@@ -15,58 +13,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from sbert_tutor.losses.checks import check_same_2d, shape_of
+
 __all__ = ["ce_score_regression", "cosine_regression"]
-
-
-# --------------------------------------------------------------------------- shared checks
-def _shape(x: Tensor) -> str:
-    return "[" + ", ".join(str(s) for s in x.shape) + "]"
-
-
-def _check_tensor(name: str, x: object, ndim: int, what: str) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape {what}, got {type(x).__name__}.")
-    if x.dim() != ndim:
-        raise ValueError(
-            f"{name} must be a {ndim}-D tensor of shape {what}, got shape {_shape(x)}."
-        )
-    if not x.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype}.")
-
-
-def _check_same_2d(**tensors: Tensor) -> tuple[int, int]:
-    """Check that every tensor is ``[N, d]`` with the same ``N`` and ``d``; return ``(N, d)``."""
-    names = list(tensors)
-    for name in names:
-        _check_tensor(name, tensors[name], 2, "[N, d]")
-    first = names[0]
-    ref = tensors[first]
-    for name in names[1:]:
-        if tensors[name].shape != ref.shape:
-            raise ValueError(
-                f"{first} and {name} must have the same shape [N, d], got "
-                f"{first} {_shape(ref)} and {name} {_shape(tensors[name])}."
-            )
-    if ref.shape[0] == 0:
-        raise ValueError(
-            f"{first} is an empty batch (N = 0); the mean over the batch is undefined."
-        )
-    return ref.shape[0], ref.shape[1]
-
-
-def _check_grouped(name: str, x: Tensor, n: int, d: int, group: str) -> None:
-    """Check that ``x`` is ``[N, group, d]`` for the given ``N`` and ``d``."""
-    what = f"[N, {group}, d] = [{n}, {group}, {d}]"
-    _check_tensor(name, x, 3, what)
-    if x.shape[0] != n or x.shape[2] != d:
-        raise ValueError(f"{name} must have shape {what}, got {_shape(x)}.")
 
 
 def _check_targets(name: str, y: Tensor, n: int) -> Tensor:
     """Accept per-pair targets of shape ``[N]`` or ``[N, 1]``; return them flattened to ``[N]``."""
     y = torch.as_tensor(y)
     if y.shape not in (torch.Size([n]), torch.Size([n, 1])):
-        raise ValueError(f"{name} must have shape [N] = [{n}] (one per pair), got {_shape(y)}.")
+        raise ValueError(f"{name} must have shape [N] = [{n}] (one per pair), got {shape_of(y)}.")
     y = y.reshape(n)
     if y.is_floating_point() and torch.isnan(y).any():
         bad = torch.nonzero(torch.isnan(y)).flatten().tolist()
@@ -119,7 +75,7 @@ def cosine_regression(
         >>> cosine_regression(u, v, torch.tensor([2.5, 2.5]))  # (0.5^2 + 0.5^2) / 2
         tensor(0.2500)
     """
-    n, _ = _check_same_2d(u=u, v=v)
+    n, _ = check_same_2d(u=u, v=v)
     lo, hi = float(score_range[0]), float(score_range[1])
     if not hi > lo:
         raise ValueError(f"score_range must be (low, high) with low < high, got {score_range}.")
@@ -190,7 +146,7 @@ def ce_score_regression(
         >>> ce_score_regression(q, d, torch.tensor([0.0]), similarity="euclidean")  # (1 - 0.5 - 0)^2
         tensor(0.2500)
     """
-    n, _ = _check_same_2d(q=q, d=d)
+    n, _ = check_same_2d(q=q, d=d)
     if similarity not in ("cosine", "euclidean"):
         raise ValueError(f"similarity must be 'cosine' or 'euclidean', got {similarity!r}.")
     ce_scores = _check_targets("ce_scores", ce_scores, n)

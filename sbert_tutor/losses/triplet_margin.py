@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from sbert_tutor.losses.regression import _check_same_2d
+from sbert_tutor.losses.checks import check_same_2d
 
 __all__ = ["TRIPLET_DISTANCES", "TRIPLET_MARGIN", "pairwise_distance", "triplet"]
 
@@ -86,7 +86,7 @@ def triplet(
         >>> triplet(a, p, n, margin=5.0)  # max(1 - 5 + 5, 0)
         tensor(1.)
     """
-    _check_same_2d(anchor=anchor, positive=positive, negative=negative)
+    check_same_2d(anchor=anchor, positive=positive, negative=negative)
     if distance not in TRIPLET_DISTANCES:
         raise ValueError(f"distance must be one of {list(TRIPLET_DISTANCES)}, got {distance!r}.")
     d_pos = pairwise_distance(anchor, positive, distance)

@@ -11,20 +11,15 @@ import pandas as pd
 import pytest
 import torch
 
-from sbert_tutor.book import (
-    batches,
-    fixed_embeddings,
-    gradients,
-    nli_groups,
-    published,
-    reporting,
-    runs,
-    search_guided,
-    sweeps,
-)
+from sbert_tutor import mining
+from sbert_tutor.book import fixed_embeddings, gradients, published, reporting
+from sbert_tutor.book.chapters import multiple_negatives_ranking as multiple_negatives_ranking_ch
+from sbert_tutor.book.chapters import semantic_search_guided
+from sbert_tutor.book.chapters import supmpn as supmpn_ch
 from sbert_tutor.book.published import SBERT_TABLE1
 from sbert_tutor.data.nli import as_nli, supmpn_groups
 from sbert_tutor.data.table import DataTable
+from sbert_tutor.losses import multiple_negatives_ranking, supmpn
 from tests.conftest import needs_data
 
 E = math.e
@@ -68,7 +63,10 @@ def test_anchor_gradient_by_hand_two_orthonormal_pairs():
     grad = gradients.mnrl_anchor_gradient(a, a.clone(), scale=1.0)
     expected = torch.tensor([[0.0, 0.5 / (E + 1)], [0.5 / (E + 1), 0.0]], dtype=torch.float64)
     torch.testing.assert_close(grad, expected)
-    torch.testing.assert_close(gradients.mnrl_autograd_gradient(a, a.clone(), scale=1.0), expected)
+    torch.testing.assert_close(
+        gradients.autograd_anchor_gradient(multiple_negatives_ranking, a, a.clone(), None, 1.0),
+        expected,
+    )
 
 
 def test_anchor_gradient_matches_autograd_with_hard_negatives_and_unnormalised_inputs():
@@ -78,7 +76,7 @@ def test_anchor_gradient_matches_autograd_with_hard_negatives_and_unnormalised_i
     q = torch.randn(5, 2, 4, generator=g, dtype=torch.float64)
     for scale in (1.0, 20.0):
         hand = gradients.mnrl_anchor_gradient(a, p, q, scale)
-        auto = gradients.mnrl_autograd_gradient(a, p, q, scale)
+        auto = gradients.autograd_anchor_gradient(multiple_negatives_ranking, a, p, q, scale)
         assert torch.allclose(hand, auto, atol=1e-12)
     table = gradients.mnrl_gradient_check(a.float(), p.float(), q.float(), scales=(1.0, 20.0))
     assert list(table["candidates K"]) == [15, 15]
@@ -102,7 +100,7 @@ def test_supmpn_anchor_gradient_matches_autograd():
     q = torch.randn(4, 2, 5, generator=g, dtype=torch.float64)
     for tau in (1.0, 0.05):
         hand = gradients.supmpn_anchor_gradient(a, p, q, tau)
-        auto = gradients.supmpn_autograd_gradient(a, p, q, tau)
+        auto = gradients.autograd_anchor_gradient(supmpn, a, p, q, tau)
         assert torch.allclose(hand, auto, atol=1e-12), tau
     # with P = 1 it is the MNRL gradient at scale 1 / tau
     torch.testing.assert_close(
@@ -132,7 +130,7 @@ def test_supmpn_gradient_would_differ_if_own_positives_were_in_the_denominator()
 # --------------------------------------------------------------------------- scale, candidates
 def test_scale_sweep_identity_batch():
     b = one_hot_batch(3)
-    sweep = sweeps.scale_sweep(b.anchors, b.positives, scales=(1, 20))
+    sweep = multiple_negatives_ranking_ch.scale_sweep(b.anchors, b.positives, scales=(1, 20))
     first = sweep.iloc[0]
     assert first["loss"] == pytest.approx(-math.log(E / (E + 2)), abs=1e-6)  # 0.5514
     assert first["p(positive)"] == pytest.approx(E / (E + 2), abs=1e-6)
@@ -144,7 +142,7 @@ def test_scale_sweep_identity_batch():
 
 def test_candidate_table_kinds_probabilities_and_gradient_weight():
     b = one_hot_batch(3, negatives=True)
-    table = sweeps.candidate_table(b, row=1, scales=(1, 2, 3), top=2)
+    table = multiple_negatives_ranking_ch.candidate_table(b, row=1, scales=(1, 2, 3), top=2)
     assert table.anchor == "a1" and table.candidates == 6
     table = table.table
     # sorted by cosine: the own positive (cos 1) first; the own negative (cos -1) is kept though
@@ -164,19 +162,21 @@ def test_candidate_table_kinds_probabilities_and_gradient_weight():
 # --------------------------------------------------------------------------- batch size, hard negatives
 def test_batch_size_sweep_hand_values():
     a = torch.eye(4)
-    sweep = sweeps.batch_size_sweep(a, a.clone(), batch_sizes=(2, 4), scale=1.0)
+    sweep = multiple_negatives_ranking_ch.batch_size_sweep(
+        a, a.clone(), batch_sizes=(2, 4), scale=1.0
+    )
     assert list(sweep["batches"]) == [2, 1]
     assert sweep.iloc[0]["loss"] == pytest.approx(-math.log(E / (E + 1)), abs=1e-6)  # 0.3133
     assert sweep.iloc[1]["loss"] == pytest.approx(-math.log(E / (E + 3)), abs=1e-6)  # 0.7436
     assert list(sweep["chance log K"]) == pytest.approx([math.log(2), math.log(4)])
     assert sweep.iloc[1]["log K - loss"] == pytest.approx(math.log(4) + math.log(E / (E + 3)))
     with pytest.raises(ValueError, match="batch sizes"):
-        sweeps.batch_size_sweep(a, a, batch_sizes=(8,))
+        multiple_negatives_ranking_ch.batch_size_sweep(a, a, batch_sizes=(8,))
 
 
 def test_batch_size_sweep_counts_hard_negatives_as_candidates():
     a = torch.eye(4)
-    sweep = sweeps.batch_size_sweep(
+    sweep = multiple_negatives_ranking_ch.batch_size_sweep(
         a, a.clone(), batch_sizes=(2,), scale=1.0, negatives=-a[:, None]
     )
     assert sweep.iloc[0]["chance log K"] == pytest.approx(math.log(4))
@@ -186,14 +186,14 @@ def test_batch_size_sweep_counts_hard_negatives_as_candidates():
 
 def test_hard_negative_table_and_cosine_summary():
     b = one_hot_batch(2, negatives=True)
-    table = sweeps.hard_negative_table(b, scale=1.0)
+    table = multiple_negatives_ranking_ch.hard_negative_table(b, scale=1.0)
     assert table.loc["in-batch negatives only", "candidates K"] == 2
     assert table.loc["+ hard negatives", "candidates K"] == 4
     assert table.loc["in-batch negatives only", "loss"] == pytest.approx(-math.log(E / (E + 1)))
     assert table.loc["+ hard negatives", "loss"] == pytest.approx(
         -math.log(E / (E + 2 + 1 / E)), abs=1e-6
     )
-    summary = sweeps.cosine_summary(b)
+    summary = multiple_negatives_ranking_ch.cosine_summary(b)
     assert summary["cos(anchor, own positive)"] == pytest.approx(1.0)
     assert summary["cos(anchor, other anchors' positives)"] == pytest.approx(0.0)
     assert summary["cos(anchor, own hard negative)"] == pytest.approx(-1.0)
@@ -228,15 +228,21 @@ def test_embed_fixed_encodes_each_text_once_and_maps_rows():
 # --------------------------------------------------------------------------- duplicates
 def test_shared_text_pairs_by_hand():
     rows = [("a", "b"), ("c", "a"), ("d", "e"), ("b ", "f")]
-    assert batches.shared_text_pairs(rows) == 2  # (0, 1) share "a", (0, 3) share "b"
-    assert batches.shared_text_pairs([("a", "b"), ("c", "d")]) == 0
-    assert batches.shared_text_pairs([("a", "b"), ("a", "c"), ("a", "d")]) == 3
+    assert (
+        multiple_negatives_ranking_ch.shared_text_pairs(rows) == 2
+    )  # (0, 1) share "a", (0, 3) share "b"
+    assert multiple_negatives_ranking_ch.shared_text_pairs([("a", "b"), ("c", "d")]) == 0
+    assert (
+        multiple_negatives_ranking_ch.shared_text_pairs([("a", "b"), ("a", "c"), ("a", "d")]) == 3
+    )
 
 
 def test_duplicate_report_no_duplicates_sampler_is_clean_random_is_not():
     # 12 examples sharing one premise, 36 distinct ones
     rows = [("premise", f"h{i}") for i in range(12)] + [(f"s{i}", f"t{i}") for i in range(36)]
-    report = batches.duplicate_report(rows, batch_sizes=(8, 16), seed=0, epochs=2)
+    report = multiple_negatives_ranking_ch.duplicate_report(
+        rows, batch_sizes=(8, 16), seed=0, epochs=2
+    )
     nodup = report[report["sampler"] == "NoDuplicatesBatchSampler"]
     rand = report[report["sampler"] == "random"]
     assert (nodup["batches with a shared text %"] == 0).all()
@@ -247,13 +253,13 @@ def test_duplicate_report_no_duplicates_sampler_is_clean_random_is_not():
 
 
 def test_random_batches_cover_every_index_once():
-    plan = batches.random_batches(10, 4, seed=1)
+    plan = multiple_negatives_ranking_ch.random_batches(10, 4, seed=1)
     assert [len(b) for b in plan] == [4, 4, 2]
     assert sorted(i for b in plan for i in b) == list(range(10))
 
 
 def test_text_repeats():
-    counts = batches.text_repeats([("a", "b"), ("a", "c"), ("d", "a")])
+    counts = multiple_negatives_ranking_ch.text_repeats([("a", "b"), ("a", "c"), ("d", "a")])
     assert counts["examples"] == 3 and counts["distinct texts"] == 4
     assert counts["texts in more than one example"] == 1
     assert counts["most examples sharing one text"] == 3
@@ -265,7 +271,7 @@ def test_supmpn_with_one_positive_is_mnrl():
     a = torch.randn(6, 5, generator=g)
     p = torch.randn(6, 3, 5, generator=g)
     q = torch.randn(6, 2, 5, generator=g)
-    table = sweeps.supmpn_mnrl_agreement(a, p, q, temperatures=(0.05, 1.0))
+    table = supmpn_ch.supmpn_mnrl_agreement(a, p, q, temperatures=(0.05, 1.0))
     assert sorted(set(table["negatives Q"])) == [0, 2]
     assert (table["|difference|"] < 1e-5).all()
 
@@ -274,7 +280,7 @@ def test_denominator_breakdown_by_hand():
     # N = 2, P = 1, Q = 1, tau = 1, a = p = I, n = -I. Anchor 0's denominator:
     # own positive e, other positive e^0 = 1, own negative e^-1, other negative e^0 = 1
     a = torch.eye(2)
-    table = sweeps.denominator_breakdown(a, a[:, None].clone(), -a[:, None], temperature=1.0)
+    table = supmpn_ch.denominator_breakdown(a, a[:, None].clone(), -a[:, None], temperature=1.0)
     total = E + 2 + 1 / E
     share = table["share of denominator %"]
     assert share["the positive p_ik itself"] == pytest.approx(100 * E / total, abs=1e-4)
@@ -287,7 +293,7 @@ def test_denominator_breakdown_by_hand():
 
 def test_denominator_breakdown_term_counts():
     g = torch.Generator().manual_seed(3)
-    table = sweeps.denominator_breakdown(
+    table = supmpn_ch.denominator_breakdown(
         torch.randn(4, 3, generator=g),
         torch.randn(4, 2, 3, generator=g),
         torch.randn(4, 3, 3, generator=g),
@@ -310,7 +316,7 @@ TINY_NLI = [
 
 
 def test_premise_label_counts_by_hand():
-    counts = nli_groups.premise_label_counts(as_nli(TINY_NLI))
+    counts = supmpn_ch.premise_label_counts(as_nli(TINY_NLI))
     assert counts.premises == 3
     table = counts.table
     # entailments per premise: P1 2, P2 1, P3 0; contradictions: P1 1, P2 2, P3 0
@@ -323,7 +329,7 @@ def test_group_sources_by_hand():
     groups = supmpn_groups(nli, num_positives=2, num_negatives=2, seed=0)
     # P1: positives e1, e2; negatives c1 + one padded. P2: positives e3, P2 (padding);
     # negatives c2, c3. P3 has no entailment: no group.
-    table = nli_groups.group_sources(groups, nli)
+    table = supmpn_ch.group_sources(groups, nli)
     assert table.loc["positive_1", "entailment of the premise"] == 100.0
     assert table.loc["positive_2", "entailment of the premise"] == 50.0
     assert table.loc["positive_2", "the premise itself"] == 50.0
@@ -343,15 +349,6 @@ def test_published_rows_carry_sources_and_match_the_sbert_table():
     assert values["SBERT-NLI-base (softmax objective)"] == SBERT_TABLE1["SBERT-NLI-base"][5]
     with pytest.raises(KeyError, match="no published number"):
         published.published_stsb_rows(["SupMPN-BERT-huge"])
-
-
-def test_measured_rows():
-    table = pd.DataFrame({"STSb test Spearman": [80.0, 81.5]}, index=["start", "MNRL"])
-    rows = runs.measured_rows(runs.RunsTable(table=table, after={}), prefix="MiniLM: ")
-    assert rows == [
-        {"setup": "MiniLM: start", "metric": published.STSB_METRIC, "value": 80.0},
-        {"setup": "MiniLM: MNRL", "metric": published.STSB_METRIC, "value": 81.5},
-    ]
 
 
 def test_provenance_table_reads_the_log():
@@ -379,7 +376,7 @@ def test_provenance_table_reads_the_log():
 def test_nearest_other_skips_self_and_copies():
     sentences = ["a", "b", "a ", "c"]
     indices = np.array([[0, 2, 1], [1, 3, 0], [2, 0, 3], [3, 3, 3]])
-    assert search_guided.nearest_other(indices, sentences) == [2, 1, 2, -1]
+    assert mining.nearest_other(indices, sentences) == [2, 1, 2, -1]
 
 
 def test_mine_teacher_positives_with_a_fake_teacher():
@@ -390,7 +387,7 @@ def test_mine_teacher_positives_with_a_fake_teacher():
         "a dog is running": [0.1, 0.9, 0.1],
     }
     pool = DataTable(pd.DataFrame({"sentence": list(table)}), source="hand", files=("f.tsv",))
-    mined = search_guided.mine_teacher_positives(CountingEncoder(table), pool)
+    mined = mining.mine_positives(CountingEncoder(table), pool)
     assert mined.files == ("f.tsv",) and "counting" in mined.source
     mined = mined.table
     pairs = dict(zip(mined["sentence"], mined["positive"], strict=True))
@@ -411,7 +408,7 @@ def test_pool_overlap_counts_shared_sentences():
         "stsb", "test", ["a b", "c"], ["d", "a b "], np.array([1.0, 2.0]), ["x", "x"], "hand"
     )
     pool = DataTable(pd.DataFrame({"sentence": ["a b", "e", "d "]}))
-    counts = search_guided.pool_overlap(pool, data)
+    counts = semantic_search_guided.pool_overlap(pool, data)
     assert counts.tolist() == [
         3,
         3,
@@ -424,20 +421,20 @@ def test_mined_positives_from_given_embeddings_and_neighbour_quality():
     angles = np.deg2rad([0.0, 10.0, 80.0, 90.0])
     emb = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
     pool = DataTable(pd.DataFrame({"sentence": ["w", "x", "y", "z"]}))
-    mined = search_guided.mine_teacher_positives(CountingEncoder({}), pool, embeddings=emb).table
+    mined = mining.mine_positives(CountingEncoder({}), pool, embeddings=emb).table
     assert mined["positive"].tolist() == ["x", "w", "z", "y"]
     assert mined["teacher cosine"].tolist() == pytest.approx([math.cos(math.radians(10))] * 4)
-    quality = search_guided.neighbour_quality(pool, emb, sizes=(4,), seed=0)
+    quality = semantic_search_guided.neighbour_quality(pool, emb, sizes=(4,), seed=0)
     assert quality.loc[4, "median"] == pytest.approx(math.cos(math.radians(10)))
     # a pool of 2 sentences: each one's neighbour is the other, whichever two are drawn
-    assert len(search_guided.neighbour_quality(pool, emb, sizes=(2,), seed=1)) == 1
+    assert len(semantic_search_guided.neighbour_quality(pool, emb, sizes=(2,), seed=1)) == 1
     with pytest.raises(ValueError, match="pool sizes"):
-        search_guided.neighbour_quality(pool, emb, sizes=(5,))
+        semantic_search_guided.neighbour_quality(pool, emb, sizes=(5,))
 
 
 def test_dropout_pairs():
     pool = DataTable(pd.DataFrame({"sentence": ["a", "b"]}), source="hand")
-    pairs = search_guided.dropout_pairs(pool)
+    pairs = semantic_search_guided.dropout_pairs(pool)
     assert pairs.source.startswith("hand; positive = the same sentence")
     frame = pairs.table
     assert frame["sentence"].tolist() == frame["positive"].tolist() == ["a", "b"]
@@ -453,7 +450,7 @@ def tiny_encoder(tiny_bert):
 
 def test_dropout_views_differ_only_in_train_mode(tiny_encoder):
     tiny_encoder.eval()
-    table = search_guided.dropout_view_similarity(
+    table = semantic_search_guided.dropout_view_similarity(
         tiny_encoder, ["a short sentence", "another one here"]
     )
     assert np.allclose(table["cosine, eval mode"], 1.0, atol=1e-6)
@@ -477,7 +474,7 @@ def test_trainer_encodes_in_train_mode(tiny_encoder):
             return super().forward(embeddings, labels)
 
     sentences = ["one sentence", "two sentences here", "a third", "and a fourth one"]
-    data = search_guided.dropout_pairs(DataTable(pd.DataFrame({"sentence": sentences})))
+    data = semantic_search_guided.dropout_pairs(DataTable(pd.DataFrame({"sentence": sentences})))
     config = TrainingConfig(batch_size=4, max_steps=2, show_progress=False, seed=0)
     Trainer(tiny_encoder, Recording(), data, config).train()
     assert modes == [True, True]
@@ -487,17 +484,17 @@ def test_trainer_encodes_in_train_mode(tiny_encoder):
 
 @needs_data
 def test_unlabeled_pool_is_distinct_and_seeded():
-    full = search_guided.unlabeled_pool("stsb", "train")
+    full = semantic_search_guided.unlabeled_pool("stsb", "train")
     assert full.table["sentence"].is_unique
-    sample = search_guided.unlabeled_pool("stsb", "train", n=50, seed=1)
+    sample = semantic_search_guided.unlabeled_pool("stsb", "train", n=50, seed=1)
     assert len(sample) == 50 and set(sample.table["sentence"]) <= set(full.table["sentence"])
-    again = search_guided.unlabeled_pool("stsb", "train", n=50, seed=1)
+    again = semantic_search_guided.unlabeled_pool("stsb", "train", n=50, seed=1)
     assert sample.table["sentence"].tolist() == again.table["sentence"].tolist()
     assert sample.files and sample.files[0].endswith("sts-train.tsv")
     from sbert_tutor.data import load_sts
 
     test = load_sts("stsb", "test")
-    clean = search_guided.unlabeled_pool("stsb", "train", exclude=test)
-    assert search_guided.pool_overlap(clean, test).iloc[2] == 0
-    assert search_guided.pool_overlap(full, test).iloc[2] == len(full) - len(clean) > 0
+    clean = semantic_search_guided.unlabeled_pool("stsb", "train", exclude=test)
+    assert semantic_search_guided.pool_overlap(clean, test).iloc[2] == 0
+    assert semantic_search_guided.pool_overlap(full, test).iloc[2] == len(full) - len(clean) > 0
     assert "removed" in clean.source

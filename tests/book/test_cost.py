@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from sbert_tutor import SentenceEncoder
-from sbert_tutor.book.cost import (
-    CostRates,
-    compare_with_paper,
-    extrapolate,
-    humanize_seconds,
-    measure_rates,
-)
-from sbert_tutor.book.published import sbert_table1
+from sbert_tutor.book.chapters.cost_of_cross_encoders import compare_with_paper
+from sbert_tutor.book.cost import CostRates, extrapolate, humanize_seconds, measure_rates
 
 
 def _rates() -> CostRates:
@@ -51,22 +44,39 @@ def test_humanize():
     assert humanize_seconds(3 * 365 * 86400) == "3 years"
 
 
-def test_measure_rates_runs_on_a_tiny_model(tiny_bert):
+def test_measure_rates_counts_what_each_timed_call_did(tiny_bert, monkeypatch):
+    """Each rate is items / the median seconds of one call: pairs scored by the cross-encoder,
+    sentences encoded, entries of the cosine matrix (every timed call takes 2 s here)."""
+    import sbert_tutor.book.cost as cost
+
     model, tokenizer = tiny_bert
     enc = SentenceEncoder(model, tokenizer, max_seq_length=32)
     s1 = [f"sentence number {i}" for i in range(8)]
     s2 = [f"another sentence {i}" for i in range(8)]
+    monkeypatch.setattr(cost, "median_seconds", lambda fn, repeats: (2.0, fn()))
     rates = measure_rates(enc, s1, s2, n_sentences=10, batch_size=4, repeats=1)
     assert rates.n_pairs_timed == 8 and rates.n_sentences_timed == 10
-    assert min(rates.cross_pairs_per_s, rates.bi_sentences_per_s, rates.cosine_pairs_per_s) > 0
+    assert rates.cross_pairs_per_s == 8 / 2.0
+    assert rates.bi_sentences_per_s == 10 / 2.0
+    assert rates.cosine_pairs_per_s == 10 * 10 / 2.0
 
 
-def test_published_table_is_transcribed_consistently():
-    """Each row's average (as printed in the paper) matches the mean of its 7 cells to rounding."""
-    published = sbert_table1()
-    table = published.table
-    assert table.shape == (9, 8) and "Table 1" in str(published.source)
-    np.testing.assert_allclose(table.iloc[:, :7].mean(axis=1), table["avg"], atol=0.05)
+def test_cross_encoder_like_scores_each_pair_as_one_input(tiny_bert):
+    """The timed cross-encoder runs the transformer once a pair, on [CLS] s1 [SEP] s2 [SEP]:
+    its score of a pair does not depend on the batch it is in."""
+    import torch
+
+    from sbert_tutor.book.cost import cross_encoder_like
+
+    model, tokenizer = tiny_bert
+    enc = SentenceEncoder(model, tokenizer, max_seq_length=32)
+    enc.model.eval()  # no dropout: a pair must score the same in any batch
+    score = cross_encoder_like(enc)
+    first, second = ["a b c", "d e f g h i"], ["x y", "z"]
+    together = score(first, second, batch_size=2)
+    alone = torch.cat([score(first[i : i + 1], second[i : i + 1], 1) for i in range(2)])
+    torch.testing.assert_close(together, alone, atol=1e-5, rtol=1e-5)
+    assert together.shape == (2,)
 
 
 def test_pair_count_and_the_cost_claims():

@@ -11,11 +11,24 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from sbert_tutor.book import diagrams
-from sbert_tutor.book.sweeps import denominator_breakdown
+from sbert_tutor.book import drawing
+from sbert_tutor.book.chapters import msmarco, triplet_objective
+from sbert_tutor.book.chapters import multiple_negatives_ranking as multiple_negatives_ranking_ch
+from sbert_tutor.book.chapters import supmpn as supmpn_ch
+from sbert_tutor.book.chapters.classification_objective import sbert_training_vs_inference
+from sbert_tutor.book.chapters.cost_of_cross_encoders import cross_vs_bi_encoder
+from sbert_tutor.book.chapters.supmpn import denominator_breakdown
 from sbert_tutor.losses import multiple_negatives_ranking, supmpn
 
 matplotlib.use("Agg")
+
+#: every box-and-arrow diagram of the book, from its chapter's module
+DIAGRAMS = {
+    "cross_vs_bi_encoder": cross_vs_bi_encoder,
+    "sbert_training_vs_inference": sbert_training_vs_inference,
+    "triplet_network": triplet_objective.triplet_network,
+    "retrieve_then_rerank": msmarco.retrieve_then_rerank,
+}
 
 
 def _drawn(fig):
@@ -46,11 +59,11 @@ def _drawn(fig):
     ],
 )
 def test_box_diagrams_draw_what_they_show(name, boxes, arrows, labels):
-    gids, texts, width = _drawn(getattr(diagrams, name)())
+    gids, texts, width = _drawn(DIAGRAMS[name]())
     assert gids["box"] == boxes and gids["arrow"] == arrows
     for label in labels:
         assert label in texts, (label, texts)
-    assert width <= diagrams.MAX_WIDTH
+    assert width <= drawing.MAX_WIDTH
     # both halves of the training/inference diagram have their own encoder pair
     if name == "sbert_training_vs_inference":
         assert texts.count("transformer\n+ pooling") == 4
@@ -58,25 +71,27 @@ def test_box_diagrams_draw_what_they_show(name, boxes, arrows, labels):
 
 
 def test_retrieve_then_rerank_names_its_sizes():
-    _, texts, _ = _drawn(diagrams.retrieve_then_rerank(k=50, top=5))
+    _, texts, _ = _drawn(msmarco.retrieve_then_rerank(k=50, top=5))
     assert "top 50 candidates" in texts and "cross-encoder:\nscore 50 pairs" in texts
     assert "re-ranked top 5" in texts
 
 
 def test_a_diagram_wider_than_the_column_is_refused():
     with pytest.raises(ValueError, match="at most 7.0 inches"):
-        diagrams._canvas(8.0, 3.0)
+        drawing.canvas(8.0, 3.0)
 
 
 @pytest.mark.parametrize("hard", [True, False])
 def test_logit_matrix_draws_one_cell_per_logit(hard):
     n = 4
-    gids, texts, width = _drawn(diagrams.in_batch_logit_matrix(n, hard_negatives=hard))
+    gids, texts, width = _drawn(
+        multiple_negatives_ranking_ch.in_batch_logit_matrix(n, hard_negatives=hard)
+    )
     assert gids["target"] == n and gids["in-batch negative"] == n * (n - 1)
     assert gids["own hard negative"] == (n if hard else 0)
     assert gids["hard negative"] == (n * (n - 1) if hard else 0)
     assert ("hard negatives" in texts) is hard
-    assert "$z_{11}$" in texts and width <= diagrams.MAX_WIDTH
+    assert "$z_{11}$" in texts and width <= drawing.MAX_WIDTH
 
 
 def _random_batch(n=5, p=3, q=2, d=8, seed=0):
@@ -93,7 +108,7 @@ def test_logit_matrix_roles_are_the_library_loss():
     anchors, positives, negatives = _random_batch(p=1, q=1)
     positives, negatives = positives[:, 0], negatives[:, 0]
     scale = 20.0
-    roles = diagrams.logit_matrix_roles(len(anchors), hard_negatives=True)
+    roles = multiple_negatives_ranking_ch.logit_matrix_roles(len(anchors), hard_negatives=True)
     candidates = torch.cat([positives, negatives])
     logits = scale * F.cosine_similarity(anchors[:, None], candidates[None], dim=-1)
     targets = torch.tensor([list(row).index("target") for row in roles])
@@ -106,7 +121,7 @@ def test_logit_matrix_roles_are_the_library_loss():
 
 def test_logit_matrix_refuses_an_empty_batch():
     with pytest.raises(ValueError, match="at least one pair"):
-        diagrams.logit_matrix_roles(0)
+        multiple_negatives_ranking_ch.logit_matrix_roles(0)
 
 
 def test_supmpn_roles_build_the_library_denominator():
@@ -120,7 +135,7 @@ def test_supmpn_roles_build_the_library_denominator():
     total = 0.0
     for i in range(n):
         for k in range(p):
-            roles = diagrams.supmpn_denominator_roles(n, p, q, anchor=i, positive=k)
+            roles = supmpn_ch.supmpn_denominator_roles(n, p, q, anchor=i, positive=k)
             cells = torch.cat([e_pos[i], e_neg[i]], dim=1)  # [N, P + Q] for anchor i
             kept = torch.tensor([[role != "left out" for role in row] for row in roles])
             numerator = cells[
@@ -134,7 +149,7 @@ def test_supmpn_roles_build_the_library_denominator():
 def test_supmpn_role_counts_match_the_breakdown_table():
     anchors, positives, negatives = _random_batch(n=4, p=2, q=3)
     breakdown = denominator_breakdown(anchors.float(), positives.float(), negatives.float())
-    roles = Counter(diagrams.supmpn_denominator_roles(4, 2, 3, anchor=2, positive=1).ravel())
+    roles = Counter(supmpn_ch.supmpn_denominator_roles(4, 2, 3, anchor=2, positive=1).ravel())
     assert roles["numerator"] == breakdown.loc["the positive p_ik itself", "terms"]
     assert roles["left out"] == breakdown.loc["the anchor's other positives (left out)", "terms"]
     assert roles["in-batch negative"] == breakdown.loc["other anchors' positives", "terms"]
@@ -143,17 +158,17 @@ def test_supmpn_role_counts_match_the_breakdown_table():
 
 
 def test_supmpn_diagram_colours_each_role():
-    gids, texts, width = _drawn(diagrams.supmpn_denominator(n=3, p=2, q=2))
+    gids, texts, width = _drawn(supmpn_ch.supmpn_denominator(n=3, p=2, q=2))
     assert (gids["numerator"], gids["left out"], gids["in-batch negative"]) == (1, 1, 4)
     assert (gids["own hard negative"], gids["hard negative"]) == (2, 4)
-    assert any("= 11$ terms" in t for t in texts) and width <= diagrams.MAX_WIDTH
+    assert any("= 11$ terms" in t for t in texts) and width <= drawing.MAX_WIDTH
     with pytest.raises(ValueError, match="anchor must be in"):
-        diagrams.supmpn_denominator_roles(3, 2, 2, anchor=3)
+        supmpn_ch.supmpn_denominator_roles(3, 2, 2, anchor=3)
 
 
 def test_diagrams_are_deterministic():
     first = io.BytesIO()
     second = io.BytesIO()
-    diagrams.triplet_network().savefig(first, format="png", metadata={"Software": None})
-    diagrams.triplet_network().savefig(second, format="png", metadata={"Software": None})
+    triplet_objective.triplet_network().savefig(first, format="png", metadata={"Software": None})
+    triplet_objective.triplet_network().savefig(second, format="png", metadata={"Software": None})
     assert first.getvalue() == second.getvalue()

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sbert_tutor.book import distance_dilemma as dd
+from sbert_tutor.book.chapters import distance_dilemma
 from sbert_tutor.data.msmarco import MSMarcoData
 from sbert_tutor.metrics import evaluate_run
 from sbert_tutor.stats import platt_scale
@@ -37,7 +37,7 @@ class BagEncoder:
         )
 
 
-def _hand_data() -> dd.DilemmaData:
+def _hand_data() -> distance_dilemma.DilemmaData:
     test = MSMarcoData(
         name="msmarco-dev-subset",
         queries={"t1": "tea"},
@@ -47,7 +47,7 @@ def _hand_data() -> dd.DilemmaData:
         relevance_threshold=1,
         source="hand-made",
     )
-    return dd.DilemmaData(
+    return distance_dilemma.DilemmaData(
         train_queries={"q1": "cat", "q2": "sun"},
         positives={"q1": ["p1"], "q2": ["p3", "p4"]},
         negatives={"q1": ["p2", "p3", "p5"], "q2": ["p1"]},
@@ -64,7 +64,7 @@ def _hand_data() -> dd.DilemmaData:
 
 def test_build_training_sets_counts_and_teacher():
     data, teacher = _hand_data(), BagEncoder()
-    sets = dd.build_training_sets(data, teacher, negatives_per_query=2)
+    sets = distance_dilemma.build_training_sets(data, teacher, negatives_per_query=2)
     # q1: 1 positive + 2 negatives; q2: 2 positives + 1 negative
     assert len(sets.pairs) == 3 + 3
     assert sets.pairs["label"].tolist() == [1, 0, 0, 1, 1, 0]
@@ -94,15 +94,15 @@ def test_build_training_sets_counts_and_teacher():
     first = tuple(siamese.table.iloc[0])
     assert first == ("cat", "cat cat", sets.pairs["teacher_logit"].iloc[0])
     assert siamese.source.startswith("distance-dilemma pairs with teacher logits")
-    summary = dd.teacher_summary(sets)
+    summary = distance_dilemma.teacher_summary(sets)
     assert summary.loc["positive", "pairs"] == 3 and summary.loc["BM25 negative", "pairs"] == 3
-    all_negs = dd.build_training_sets(data, BagEncoder(), negatives_per_query=None)
+    all_negs = distance_dilemma.build_training_sets(data, BagEncoder(), negatives_per_query=None)
     assert len(all_negs.triplets) == 3 + 2
 
 
 def test_build_training_sets_rejects_zero_negatives():
     with pytest.raises(ValueError, match="negatives_per_query"):
-        dd.build_training_sets(_hand_data(), BagEncoder(), negatives_per_query=0)
+        distance_dilemma.build_training_sets(_hand_data(), BagEncoder(), negatives_per_query=0)
 
 
 # ----------------------------------------------------------------------------- result tables
@@ -114,7 +114,7 @@ def _long_table() -> pd.DataFrame:
         ("Siamese / cosine", "Siamese", "cosine", 0.55),
         ("Triplet / euclidean", "Triplet", "euclidean", 0.45),
     ]:
-        for measure in dd.MEASURES:
+        for measure in distance_dilemma.MEASURES:
             for k in (1, 10):
                 rows.append(
                     dict(
@@ -131,20 +131,20 @@ def _long_table() -> pd.DataFrame:
 
 def test_results_grid_and_best_setup():
     table = _long_table()
-    grid = dd.results_grid(table)
-    assert list(grid.columns) == [f"{m}@{k}" for m in dd.MEASURES for k in (1, 10)]
+    grid = distance_dilemma.results_grid(table)
+    assert list(grid.columns) == [f"{m}@{k}" for m in distance_dilemma.MEASURES for k in (1, 10)]
     assert grid.loc["Siamese / cosine", "mrr@10"] == pytest.approx(0.65)
-    change = dd.best_setup(table, "mrr", 10)
+    change = distance_dilemma.best_setup(table, "mrr", 10)
     assert change.to_dict() == pytest.approx(
         {"Siamese / cosine": 0.05, "Triplet / euclidean": -0.05}
     )
 
 
 def test_setup_score():
-    assert dd.setup_score("ce_score", {"similarity": "euclidean"}) == "euclidean"
-    assert dd.setup_score("triplet", {"distance": "cosine"}) == "cosine"
+    assert distance_dilemma.setup_score("ce_score", {"similarity": "euclidean"}) == "euclidean"
+    assert distance_dilemma.setup_score("triplet", {"distance": "cosine"}) == "cosine"
     with pytest.raises(ValueError, match="no ranking score"):
-        dd.setup_score("triplet", {"distance": "manhattan"})
+        distance_dilemma.setup_score("triplet", {"distance": "manhattan"})
 
 
 # ------------------------------------------------------------------------------ real data
@@ -152,7 +152,7 @@ def test_setup_score():
 def test_load_dilemma_data_split_is_disjoint_and_consistent():
     from sbert_tutor.data.msmarco import load_bm25_candidates, load_msmarco
 
-    data = dd.load_dilemma_data(n_test=50, n_other=0)
+    data = distance_dilemma.load_dilemma_data(n_test=50, n_other=0)
     dev = load_msmarco("msmarco-dev-subset")
     ranked = load_bm25_candidates(with_labels=True)
     assert len(data.test.queries) == 50
@@ -168,7 +168,9 @@ def test_load_dilemma_data_split_is_disjoint_and_consistent():
     # every test query keeps its judged passages, so the metrics measure the model, not the gap
     for docs in data.test.qrels.values():
         assert set(docs) <= set(data.test.corpus)
-    triplets = dd.held_out_triplets(data.test, 5, {q: [p for p, _ in v] for q, v in ranked.items()})
+    triplets = distance_dilemma.held_out_triplets(
+        data.test, 5, {q: [p for p, _ in v] for q, v in ranked.items()}
+    )
     assert len(triplets) == 5
     assert all(q in data.test.queries.values() for q, _, _ in triplets)
 
@@ -181,10 +183,10 @@ def tiny_folder(tiny_bert, tmp_path):
 
 def test_run_dilemma_on_a_tiny_bert(tiny_folder):
     data = _hand_data()
-    sets = dd.build_training_sets(data, BagEncoder(), negatives_per_query=2)
+    sets = distance_dilemma.build_training_sets(data, BagEncoder(), negatives_per_query=2)
     config = TrainingConfig(max_steps=2, batch_size=2, show_progress=False, eval_before=False)
-    run = dd.run_dilemma(tiny_folder, sets, data.test, config, ks=(1, 2))
-    assert set(run.records) == set(dd.SETUPS)
+    run = distance_dilemma.run_dilemma(tiny_folder, sets, data.test, config, ks=(1, 2))
+    assert set(run.records) == set(distance_dilemma.SETUPS)
     assert all(log["steps_done"] == 2 for log in run.logs.values())
     assert run.logs["Siamese / euclidean"]["loss"] == {
         "name": "ce_score",
@@ -195,8 +197,8 @@ def test_run_dilemma_on_a_tiny_bert(tiny_folder):
     assert run.logs["Triplet / cosine"]["train_data"]["source"].startswith(
         "distance-dilemma triplets: "
     )
-    grid = dd.results_grid(run.table)
-    assert len(grid) == 2 + len(dd.SETUPS)
+    grid = distance_dilemma.results_grid(run.table)
+    assert len(grid) == 2 + len(distance_dilemma.SETUPS)
     # the table holds what the metrics module gives for the same encoder's ranking
     encoder = run.encoders["Triplet / euclidean"]
     q = encoder.encode(["tea"])
@@ -211,14 +213,14 @@ def test_run_dilemma_on_a_tiny_bert(tiny_folder):
         {1: ref["mrr@1"], 2: ref["mrr@2"]}
     )
     assert set(run.per_query) == set(grid.index)
-    boot = dd.bootstrap_vs_start(run, "mrr@2", n_resamples=50)
-    assert set(boot.index) == set(dd.SETUPS)
+    boot = distance_dilemma.bootstrap_vs_start(run, "mrr@2", n_resamples=50)
+    assert set(boot.index) == set(distance_dilemma.SETUPS)
     mrr2 = run.table[(run.table["measure"] == "mrr") & (run.table["k"] == 2)].set_index("setup")
     start = mrr2.loc["start model / euclidean", "value"]
     change = mrr2.loc["Triplet / euclidean", "value"] - start
     assert boot.loc["Triplet / euclidean", "mrr@2 change"] == pytest.approx(change)
     assert run.per_query["Triplet / euclidean"]["mrr@2"].mean() == pytest.approx(ref["mrr@2"])
-    points, summary = dd.triplet_geometry(
+    points, summary = distance_dilemma.triplet_geometry(
         {"start": run.encoders["start model"]}, [("tea", "tea tea", "rain"), ("cat", "cat", "dog")]
     )
     assert len(points) == 6 and set(points["role"]) == {"query", "positive", "negative"}
@@ -234,7 +236,7 @@ def test_bootstrap_changes_hand_examples():
         # changes are +0.5, -0.5, 0, 0 (by position they would be -0.25, -1, +0.5, +0.75)
         "mixed": pd.DataFrame({"mrr@10": [0.25, 0.0, 0.5, 1.0]}, index=idx[::-1]),
     }
-    out = dd.bootstrap_changes(per_query, "base", n_resamples=500)
+    out = distance_dilemma.bootstrap_changes(per_query, "base", n_resamples=500)
     # a constant per-query change: every resample has the same mean, the interval is a point
     assert out.loc["shifted", "mrr@10 change"] == pytest.approx(0.1)
     assert out.loc["shifted", "95% low"] == pytest.approx(0.1)
@@ -245,22 +247,22 @@ def test_bootstrap_changes_hand_examples():
     assert out.loc["mixed", "95% low"] < 0 < out.loc["mixed", "95% high"]
     assert (out.loc["mixed", "queries better"], out.loc["mixed", "queries worse"]) == (1, 1)
     with pytest.raises(KeyError, match="no per-query results"):
-        dd.bootstrap_changes(per_query, "nope")
+        distance_dilemma.bootstrap_changes(per_query, "nope")
 
 
 def test_target_cosines_and_shift():
-    table = dd.target_cosines([0.0, 0.5, 1.0])
+    table = distance_dilemma.target_cosines([0.0, 0.5, 1.0])
     assert table["Siamese / cosine"].tolist() == [0.0, 0.5, 1.0]
     assert table["Siamese / euclidean"].tolist() == [0.5, 0.875, 1.0]
     # the euclidean target is the cosine at unit-vector distance 1 - y
     y = 0.3
     cos = table.loc[0.5, "Siamese / euclidean"]
     assert math.sqrt(2 - 2 * cos) == pytest.approx(1 - 0.5)
-    assert 1 - (1 - y) ** 2 / 2 == pytest.approx(dd.target_cosines([y]).iloc[0, 1])
+    assert 1 - (1 - y) ** 2 / 2 == pytest.approx(distance_dilemma.target_cosines([y]).iloc[0, 1])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        dd.target_cosines([1.2])
-    sets = dd.build_training_sets(_hand_data(), BagEncoder(), negatives_per_query=2)
-    shift = dd.target_shift(sets)
+        distance_dilemma.target_cosines([1.2])
+    sets = distance_dilemma.build_training_sets(_hand_data(), BagEncoder(), negatives_per_query=2)
+    shift = distance_dilemma.target_shift(sets)
     pos = sets.pairs[sets.pairs["label"] == 1]
     probs = 1 / (1 + np.exp(-pos["teacher_logit"]))
     assert shift.loc["positive", "target: Siamese / cosine"] == pytest.approx(probs.mean())
@@ -279,8 +281,10 @@ def test_margin_activity_by_hand():
         }
     )
     triplets = pd.DataFrame({"query": ["q"], "positive": ["p"], "negative": ["n"]})
-    sets = dd.TrainingSets(pairs=pairs, triplets=triplets, calibration=(1.0, 0.0))
-    table = dd.margin_activity(sets, [("cosine", 0.5), ("cosine", 5.0), ("euclidean", 1.0)])
+    sets = distance_dilemma.TrainingSets(pairs=pairs, triplets=triplets, calibration=(1.0, 0.0))
+    table = distance_dilemma.margin_activity(
+        sets, [("cosine", 0.5), ("cosine", 5.0), ("euclidean", 1.0)]
+    )
     # cosine: (1 - 0.8) - (1 - 0.2) + 0.5 = -0.1 -> inactive; with 5: 4.4, never below 3
     assert table.loc[("cosine", 0.5), "active hinges %"] == 0.0
     assert table.loc[("cosine", 5.0), "mean loss now"] == pytest.approx(4.4)
@@ -289,15 +293,15 @@ def test_margin_activity_by_hand():
     assert table.loc[("euclidean", 1.0), "mean loss now"] == pytest.approx(1 - math.sqrt(0.4))
     assert table.loc[("euclidean", 1.0), "lowest reachable loss"] == 0.0
     with pytest.raises(ValueError, match="distance"):
-        dd.margin_activity(sets, [("manhattan", 1.0)])
+        distance_dilemma.margin_activity(sets, [("manhattan", 1.0)])
 
 
 def test_study_margins_are_the_papers():
     from sbert_tutor.book.published import DISTANCE_DILEMMA
-    from sbert_tutor.book.sizes import sizes_for
+    from sbert_tutor.book.sizes import DistanceDilemmaSizes, sizes_for
 
-    margins = sorted(opts["margin"] for _, opts in dd.STUDY_MARGIN_SETUPS.values())
+    margins = sorted(opts["margin"] for _, opts in distance_dilemma.STUDY_MARGIN_SETUPS.values())
     assert margins == [DISTANCE_DILEMMA["triplet cosine margin, retried"], 5.0, 5.0]
     assert DISTANCE_DILEMMA["triplet margin"] == 5.0
-    assert not sizes_for("distance_dilemma", "quick").study_margins
-    assert sizes_for("distance_dilemma", "full").study_margins
+    assert not sizes_for(DistanceDilemmaSizes, "quick").study_margins
+    assert sizes_for(DistanceDilemmaSizes, "full").study_margins

@@ -3,21 +3,19 @@ label scalings, margin sweeps and probes on hand-made data; the training runners
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
 import torch
-from scipy.stats import spearmanr
 
-from sbert_tutor.book import fixed_embeddings, gradients, probes, published, reporting, runs, sweeps
-from sbert_tutor.book.reporting import measured_vs_published
+from sbert_tutor.book import fixed_embeddings, gradients, reporting
+from sbert_tutor.book.chapters import (
+    classification_objective,
+    regression_objective,
+    triplet_objective,
+)
 from sbert_tutor.data.sts import STSData
-from sbert_tutor.encoder import SentenceEncoder
 from sbert_tutor.losses import SoftmaxClassifier, triplet
-from sbert_tutor.training import TrainingConfig
-from sbert_tutor.training.recipe import fit
 from tests.conftest import needs_data, save_tiny_encoder
 
 FEATURE_SETS = [
@@ -108,7 +106,7 @@ def test_cosine_regression_gradient_check_agrees_and_is_orthogonal(score_range):
 # --------------------------------------------------------------------------- label scalings
 def test_target_scaling_table_worked_example():
     """cos = (0, 1), y = (0, 5)."""
-    table = sweeps.target_scaling_table(np.array([0.0, 1.0]), np.array([0.0, 5.0]))
+    table = regression_objective.target_scaling_table(np.array([0.0, 1.0]), np.array([0.0, 5.0]))
     sbert = table.loc["y / 5 (SBERT)"]
     assert sbert["loss now"] == 0.0 and sbert["loss floor"] == 0.0
     assert sbert["unreachable targets"] == 0.0 and sbert["pairs pulled together"] == 0.0
@@ -123,7 +121,7 @@ def test_target_scaling_table_worked_example():
 
 def test_target_scaling_table_other_score_range():
     """SICK-R scores 1..5: y = 3 maps to 0.5 under the SBERT scaling."""
-    table = sweeps.target_scaling_table(
+    table = regression_objective.target_scaling_table(
         np.array([0.5]), np.array([3.0]), score_range=(1.0, 5.0), scalings={"unit": (0.0, 1.0)}
     )
     assert table.loc["unit", "loss now"] == 0.0
@@ -135,7 +133,9 @@ def test_triplet_margin_sweep_worked_example():
     a = torch.tensor([[0.0, 0.0], [0.0, 0.0]])
     p = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
     n = torch.tensor([[3.0, 4.0], [1.0, 0.0]])
-    result = sweeps.triplet_margin_sweep(a, p, n, margins=[0.0, 1.0, 5.0], distances=["euclidean"])
+    result = triplet_objective.triplet_margin_sweep(
+        a, p, n, margins=[0.0, 1.0, 5.0], distances=["euclidean"]
+    )
     sweep = result.table
     assert sweep["active"].tolist() == [0.5, 0.5, 1.0]
     assert sweep["mean loss"].tolist() == pytest.approx([0.5, 1.0, 3.5])
@@ -151,7 +151,7 @@ def test_margin_beyond_two_is_never_satisfied_by_unit_vectors():
     a = torch.tensor([[1.0, 0.0]])
     p = torch.tensor([[1.0, 0.0]])
     n = torch.tensor([[-1.0, 0.0]])
-    sweep = sweeps.triplet_margin_sweep(a, p, n, margins=[1.0, 2.0, 2.5, 5.0]).table
+    sweep = triplet_objective.triplet_margin_sweep(a, p, n, margins=[1.0, 2.0, 2.5, 5.0]).table
     for distance in ("euclidean", "cosine"):
         part = sweep[sweep["distance"] == distance]
         assert part["active"].tolist() == [0.0, 0.0, 1.0, 1.0]
@@ -165,7 +165,7 @@ def test_unit_vectors_euclidean_is_a_function_of_cosine():
     a, p, n = (
         torch.nn.functional.normalize(torch.randn(200, 8, generator=g), dim=1) for _ in "apn"
     )
-    result = sweeps.triplet_margin_sweep(a, p, n, margins=[0.0, 5.0])
+    result = triplet_objective.triplet_margin_sweep(a, p, n, margins=[0.0, 5.0])
     sweep = result.table
     zero = sweep[sweep["margin"] == 0.0].set_index("distance")["active"]
     assert zero["euclidean"] == zero["cosine"] and 0 < zero["euclidean"] < 1
@@ -191,10 +191,12 @@ def _equal_or_random(n: int, d: int, seed: int):
 def test_a_linear_head_on_u_v_cannot_see_whether_the_pair_agrees():
     u, v, y = _equal_or_random(400, 4, seed=0)
     ut, vt, yt = _equal_or_random(400, 4, seed=1)
-    with_diff = probes.fit_probe(u, v, y, ("u", "v", "|u-v|"), num_labels=2, l2=1e-4)
-    without = probes.fit_probe(u, v, y, ("u", "v"), num_labels=2, l2=1e-4)
-    assert probes.probe_accuracy(with_diff, ut, vt, yt) > 0.95
-    assert probes.probe_accuracy(without, ut, vt, yt) < 0.65  # near chance (0.5)
+    with_diff = classification_objective.fit_probe(
+        u, v, y, ("u", "v", "|u-v|"), num_labels=2, l2=1e-4
+    )
+    without = classification_objective.fit_probe(u, v, y, ("u", "v"), num_labels=2, l2=1e-4)
+    assert classification_objective.probe_accuracy(with_diff, ut, vt, yt) > 0.95
+    assert classification_objective.probe_accuracy(without, ut, vt, yt) < 0.65  # near chance (0.5)
 
 
 def test_standardised_probe_does_not_depend_on_the_scale_of_a_feature():
@@ -202,8 +204,8 @@ def test_standardised_probe_does_not_depend_on_the_scale_of_a_feature():
     # rescaling the embeddings (which rescales u * v quadratically) changes nothing
     u, v, y = _equal_or_random(200, 4, seed=2)
     fs = ("|u-v|", "u*v")
-    small = probes.fit_probe(0.1 * u, 0.1 * v, y, fs, num_labels=2, l2=1e-2)
-    large = probes.fit_probe(10 * u, 10 * v, y, fs, num_labels=2, l2=1e-2)
+    small = classification_objective.fit_probe(0.1 * u, 0.1 * v, y, fs, num_labels=2, l2=1e-2)
+    large = classification_objective.fit_probe(10 * u, 10 * v, y, fs, num_labels=2, l2=1e-2)
     ut, vt, yt = _equal_or_random(200, 4, seed=3)
     with torch.no_grad():
         from sbert_tutor.losses import concat_features
@@ -211,11 +213,15 @@ def test_standardised_probe_does_not_depend_on_the_scale_of_a_feature():
         a = small(concat_features(0.1 * ut, 0.1 * vt, fs))
         b = large(concat_features(10 * ut, 10 * vt, fs))
     torch.testing.assert_close(a, b, atol=1e-3, rtol=1e-3)
-    raw_small = probes.fit_probe(0.1 * u, 0.1 * v, y, fs, num_labels=2, l2=1e-2, standardize=False)
-    raw_large = probes.fit_probe(10 * u, 10 * v, y, fs, num_labels=2, l2=1e-2, standardize=False)
-    assert probes.probe_accuracy(raw_small, 0.1 * ut, 0.1 * vt, yt) < probes.probe_accuracy(
-        raw_large, 10 * ut, 10 * vt, yt
+    raw_small = classification_objective.fit_probe(
+        0.1 * u, 0.1 * v, y, fs, num_labels=2, l2=1e-2, standardize=False
     )
+    raw_large = classification_objective.fit_probe(
+        10 * u, 10 * v, y, fs, num_labels=2, l2=1e-2, standardize=False
+    )
+    assert classification_objective.probe_accuracy(
+        raw_small, 0.1 * ut, 0.1 * vt, yt
+    ) < classification_objective.probe_accuracy(raw_large, 10 * ut, 10 * vt, yt)
 
 
 def test_standardisation_is_folded_into_the_head():
@@ -224,34 +230,38 @@ def test_standardisation_is_folded_into_the_head():
     u, v, y = _equal_or_random(100, 3, seed=4)
     u = 5 * u + 2  # a scale and a shift for the z-scores to remove
     z = (u - u.mean(dim=0)) / u.std(dim=0)
-    head = probes.fit_probe(u, v, y, ("u",), num_labels=2, l2=1e-2)
+    head = classification_objective.fit_probe(u, v, y, ("u",), num_labels=2, l2=1e-2)
     # with standardisation the penalty is n * l2 (n = 3 dimensions here)
-    on_z = probes.fit_probe(z, v, y, ("u",), num_labels=2, l2=3e-2, standardize=False)
+    on_z = classification_objective.fit_probe(
+        z, v, y, ("u",), num_labels=2, l2=3e-2, standardize=False
+    )
     with torch.no_grad():
         torch.testing.assert_close(head(u), on_z(z), atol=1e-4, rtol=1e-4)
     assert not torch.allclose(head.linear.weight, on_z.linear.weight, atol=1e-3)
     # block means are read in standardised units: the weights the optimiser saw
-    means = probes.head_block_means(head, ["a", "b"])
+    means = classification_objective.head_block_means(head, ["a", "b"])
     expected = on_z.linear.weight.detach().mean(dim=1)
     torch.testing.assert_close(torch.tensor(means["u"].to_numpy()), expected, atol=1e-4, rtol=1e-3)
 
 
 def test_refit_probes_reuses_the_kept_embeddings():
     u, v, y = _equal_or_random(60, 3, seed=5)
-    result = probes.ProbeResult(
+    result = classification_objective.ProbeResult(
         table=pd.DataFrame(),
         heads={},
         majority=0.5,
         pairs={"train": 40, "test": 20},
         embeddings=(u, v, y),
     )
-    table = probes.refit_probes(result, [("|u-v|",), ("u", "v")], l2=1e-4)
-    head = probes.fit_probe(u[:40], v[:40], y[:40], ("|u-v|",), l2=1e-4)
-    assert table.loc["(|u-v|)", "test accuracy"] == probes.probe_accuracy(
+    table = classification_objective.refit_probes(result, [("|u-v|",), ("u", "v")], l2=1e-4)
+    head = classification_objective.fit_probe(u[:40], v[:40], y[:40], ("|u-v|",), l2=1e-4)
+    assert table.loc["(|u-v|)", "test accuracy"] == classification_objective.probe_accuracy(
         head, u[40:], v[40:], y[40:]
     )
     with pytest.raises(ValueError, match="no embeddings"):
-        probes.refit_probes(probes.ProbeResult(table=table, heads={}, majority=0, pairs={}), [])
+        classification_objective.refit_probes(
+            classification_objective.ProbeResult(table=table, heads={}, majority=0, pairs={}), []
+        )
 
 
 def test_common_budget_refuses_runs_that_differ():
@@ -272,7 +282,7 @@ def test_head_block_means_reads_the_distance_weights():
     head = SoftmaxClassifier(2, 2, ("u", "|u-v|"))
     with torch.no_grad():
         head.linear.weight.copy_(torch.tensor([[1.0, 3.0, -2.0, -4.0], [0.0, 0.0, 5.0, 7.0]]))
-    means = probes.head_block_means(head, ["same", "different"])
+    means = classification_objective.head_block_means(head, ["same", "different"])
     assert means.loc["same"].tolist() == [2.0, -3.0]
     assert means.loc["different"].tolist() == [0.0, 6.0]
 
@@ -285,16 +295,16 @@ def test_split_by_premise_keeps_premises_on_one_side():
             "label": [0, 1, 2, 0, 1, 2, 0],
         }
     )
-    train, test = probes.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
+    train, test = classification_objective.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
     assert set(train["premise"]).isdisjoint(test["premise"])
     assert len(train) + len(test) == len(pairs)
     assert test["premise"].nunique() == 2
-    again = probes.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
+    again = classification_objective.split_by_premise(pairs, n_train=None, n_test=2, seed=0)
     assert again[1].equals(test)
-    small, _ = probes.split_by_premise(pairs, n_train=1, n_test=2, seed=0)
+    small, _ = classification_objective.split_by_premise(pairs, n_train=1, n_test=2, seed=0)
     assert small["premise"].nunique() == 1
     with pytest.raises(ValueError, match="n_test"):
-        probes.split_by_premise(pairs, n_train=None, n_test=4)
+        classification_objective.split_by_premise(pairs, n_train=None, n_test=4)
 
 
 class LookupEncoder:
@@ -318,12 +328,14 @@ def test_linear_probe_and_embed_pairs_on_a_lookup_encoder():
         rows.append((texts[i], texts[i], 0))
         rows.append((texts[i], texts[i + 1], 1))
     pairs = pd.DataFrame(rows, columns=["premise", "hypothesis", "label"])
-    train, test = probes.split_by_premise(pairs, n_train=None, n_test=10, seed=0)
+    train, test = classification_objective.split_by_premise(pairs, n_train=None, n_test=10, seed=0)
     encoder = LookupEncoder(table)
-    u, v, y = probes.embed_pairs(encoder, train)
+    u, v, y = classification_objective.embed_pairs(encoder, train)
     assert torch.allclose(u[0], torch.tensor(table[train["premise"][0]], dtype=torch.float32))
     assert y.tolist() == train["label"].tolist()
-    probe = probes.linear_probe(encoder, train, test, [("u", "v"), ("|u-v|",)], l2=1e-4)
+    probe = classification_objective.linear_probe(
+        encoder, train, test, [("u", "v"), ("|u-v|",)], l2=1e-4
+    )
     assert list(probe.table.index) == ["(u, v)", "(|u-v|)"]
     assert probe.table.loc["(|u-v|)", "test accuracy"] == 1.0
     assert probe.pairs == {"train": len(train), "test": len(test)}
@@ -333,21 +345,6 @@ def test_linear_probe_and_embed_pairs_on_a_lookup_encoder():
 
 # --------------------------------------------------------------------------- data helpers
 @needs_data
-def test_sts_sample_is_seeded_and_keeps_data_order():
-    full = fixed_embeddings.sts_sample("stsb", "dev", None)
-    assert len(full) == 1500
-    sample = fixed_embeddings.sts_sample("stsb", "dev", 50, seed=0)
-    assert len(sample) == 50 and sample.files == full.files
-    assert "50 of 1500" in sample.meta["sample"]
-    index = [full.sentences1.index(s) for s in sample.sentences1]
-    assert index == sorted(index)
-    assert fixed_embeddings.sts_sample("stsb", "dev", 50, seed=0).sentences1 == sample.sentences1
-    assert fixed_embeddings.sts_sample("stsb", "dev", 50, seed=1).sentences1 != sample.sentences1
-    assert fixed_embeddings.sts_sample("stsb", "dev", 5000) is not None
-    with pytest.raises(ValueError, match="at least 2"):
-        fixed_embeddings.sts_sample("stsb", "dev", 1)
-
-
 def test_embed_triplets_encodes_each_text_once_and_samples():
     table = {t: np.full(3, float(i)) for i, t in enumerate("abcdef")}
     frame = pd.DataFrame({"anchor": list("aab"), "positive": list("cde"), "negative": list("fff")})
@@ -383,89 +380,3 @@ NLI_ROWS = [
     ("a cat sits on a mat", "a cat is on a mat", "entailment"),
     ("a cat sits on a mat", "a dog barks", "neutral"),
 ]
-
-
-def test_feature_ablation_on_a_tiny_bert(tiny_folder):
-    config = TrainingConfig(max_steps=2, batch_size=4, show_progress=False, eval_before=False)
-    ablation = runs.feature_ablation(
-        tiny_folder, [("u", "v"), ("u", "v", "|u-v|")], NLI_ROWS, config, _tiny_sts()
-    )
-    table = ablation.table
-    assert list(table.index) == ["untrained (start model)", "(u, v)", "(u, v, |u-v|)"]
-    assert table.loc["untrained (start model)", "change"] == 0.0
-    # the untrained row is scipy's Spearman of the start model's cosines, x100
-    start = SentenceEncoder.from_pretrained(tiny_folder, device="cpu")
-    sts = _tiny_sts()
-    u, v = start.encode(sts.sentences1), start.encode(sts.sentences2)
-    cos = (u * v).sum(1) / np.linalg.norm(u, axis=1) / np.linalg.norm(v, axis=1)
-    expected = 100 * spearmanr(cos, sts.scores)[0]
-    assert table.loc["untrained (start model)", "spearman"] == pytest.approx(expected, abs=1e-6)
-    # a trained row is what fit gives for that objective, and its change is against the start
-    config_again = TrainingConfig(max_steps=2, batch_size=4, show_progress=False, eval_before=False)
-    again = fit(
-        SentenceEncoder.from_pretrained(tiny_folder),
-        "softmax",
-        NLI_ROWS,
-        config_again,
-        objective_options={"features": ("u", "v")},
-    )
-    assert table.loc["(u, v)", "spearman"] == pytest.approx(runs.sts_spearman(again.encoder, sts))
-    assert table.loc["(u, v)", "change"] == pytest.approx(
-        table.loc["(u, v)", "spearman"] - expected
-    )
-    assert table.loc["(u, v)", "options"] == {"features": ("u", "v")}
-    assert set(ablation.records) == {"(u, v)", "(u, v, |u-v|)"}
-    log = ablation.logs["(u, v, |u-v|)"]
-    assert log["loss"]["features"] == ["u", "v", "|u-v|"] and log["steps_done"] == 2
-    assert "provenance" in log and ablation.eval_data == "stsb/dev: all 5 pairs"
-    assert all(math.isfinite(x) for x in table["final_loss"].iloc[1:])
-    summary = reporting.run_summary(ablation.logs)
-    assert list(summary.index) == ["(u, v)", "(u, v, |u-v|)"]
-    assert summary["steps"].tolist() == [2, 2] and summary["batch size"].tolist() == [4, 4]
-    assert summary.loc["(u, v)", "objective"] == "softmax (num_labels=3; features=u, v)"
-    assert reporting.common_budget(ablation.logs) == {"steps": 2, "batch_size": 4, "examples": 8}
-    rows = runs.variant_rows(ablation, "STSb dev", setup_prefix="softmax ")
-    assert [r["setup"] for r in rows] == ["softmax (u, v)", "softmax (u, v, |u-v|)"]
-    assert rows[0]["value"] == table.loc["(u, v)", "spearman"]
-    with_base = runs.variant_rows(
-        ablation, "STSb dev", "softmax ", baseline_setup="tiny, untrained"
-    )
-    assert [r["setup"] for r in with_base][0] == "tiny, untrained" and len(with_base) == 3
-    frame = measured_vs_published(rows, published.published_table6_rows([("u", "v")]))
-    assert len(frame) == 3 and frame["kind"].iloc[-1].startswith("published: Reimers")
-
-
-def test_train_variants_trains_a_fresh_model_per_variant(tiny_folder):
-    """Same seed, same variant twice: identical results, so no run starts from another's weights."""
-    config = TrainingConfig(max_steps=2, batch_size=2, show_progress=False, eval_before=False)
-    rows = [(a, p, n) for (a, p, _), (_, n, _) in zip(NLI_ROWS[::2], NLI_ROWS[1::2], strict=True)]
-    variants = {
-        "first": ("triplet", {"distance": "euclidean", "margin": 1.0}),
-        "again": ("triplet", {"distance": "euclidean", "margin": 1.0}),
-    }
-    table = runs.train_variants(
-        tiny_folder, variants, rows, config, _tiny_sts(), baseline=False
-    ).table
-    assert "change" not in table.columns
-    assert table.loc["first", "spearman"] == table.loc["again", "spearman"]
-    assert table.loc["first", "final_loss"] == table.loc["again", "final_loss"]
-
-
-@needs_data
-def test_before_after_on_a_tiny_bert(tiny_folder):
-    config = TrainingConfig(max_steps=2, batch_size=4, show_progress=False)
-    result = runs.before_after(tiny_folder, "cosine", "stsb", config, max_examples=16)
-    table, run = result.table, result.run
-    assert list(table.index) == ["STSb"]
-    assert table.loc["STSb", "change"] == pytest.approx(
-        table.loc["STSb", "after"] - table.loc["STSb", "before"]
-    )
-    assert run.log["steps_done"] == 2 and run.log["train_data"]["examples"] == 16
-    assert any("sts-test" in f for f in result.provenance["data_files"])
-    rows = runs.before_after_rows(result, "tiny")
-    assert [r["setup"] for r in rows] == [
-        "tiny, before training",
-        "tiny + cosine on 16 examples, 2 steps",
-    ]
-    assert rows[1]["value"] == table.loc["STSb", "after"]
-    assert {r["metric"] for r in rows} == {"STSb test Spearman x100"}

@@ -7,13 +7,9 @@ import math
 
 import pytest
 
+from sbert_tutor.book.chapters.msmarco import first_relevant_ranks, top_passages
+from sbert_tutor.book.chapters.retrieval_metrics import ndcg_conventions, ranking_breakdown
 from sbert_tutor.book.published import published_msmarco
-from sbert_tutor.book.retrieval_aids import (
-    first_relevant_ranks,
-    ndcg_conventions,
-    ranking_breakdown,
-    top_passages,
-)
 from sbert_tutor.evaluation.retrieval import metrics_table
 
 
@@ -72,7 +68,8 @@ def test_plots_draw():
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from sbert_tutor.book.plots import plot_first_relevant_rank, plot_metrics_vs_k
+    from sbert_tutor.book.chapters.msmarco import plot_first_relevant_rank
+    from sbert_tutor.book.chapters.retrieval_metrics import plot_metrics_vs_k
 
     table = metrics_table({f"{m}@{k}": 0.5 for m in ("mrr", "map", "recall") for k in (1, 2, 3)})
     ax = plot_metrics_vs_k(table)

@@ -6,7 +6,11 @@ import pandas as pd
 import pytest
 
 from sbert_tutor import SentenceEncoder
-from sbert_tutor.book.speed import encode_throughput, throughput_by_length, throughput_ratios
+from sbert_tutor.book.chapters.computational_efficiency import (
+    encode_throughput,
+    throughput_by_length,
+    throughput_ratios,
+)
 
 
 @pytest.fixture()
@@ -64,7 +68,8 @@ def test_throughput_by_length_groups_by_tokens(tiny):
 def test_recorded_results_and_encode_summary(tmp_path):
     import json
 
-    from sbert_tutor.book.speed import recorded_encode_summary, recorded_results
+    from sbert_tutor.book.chapters.computational_efficiency import recorded_encode_summary
+    from sbert_tutor.book.recorded import recorded_results
 
     assert recorded_results("absent", folder=str(tmp_path)) is None
     # the default folder is the repository's benchmarks/results, which holds the recorded CPU run
@@ -98,28 +103,32 @@ def test_recorded_results_and_encode_summary(tmp_path):
     assert how["command"] == "benchmarks/encode.py --json x.json"
 
 
-def test_padding_work_by_hand():
-    from sbert_tutor.book.speed import padding_work
+def test_padded_work_by_hand():
+    from sbert_tutor.book.chapters.computational_efficiency import padded_work
 
     # lengths 1, 9, 2, 8 in batches of 2: input order pads to 9 and 8 -> 2*9 + 2*8 = 34 positions;
     # sorted (1, 2 | 8, 9) pads to 2 and 9 -> 2*2 + 2*9 = 22
-    assert padding_work([1, 9, 2, 8], 2, sort=False) == {
+    assert padded_work([1, 9, 2, 8], 2) == {
         "tokens": 20,
         "positions": 34,
         "attention": 2 * 81 + 2 * 64,
+        "widths": 2,
     }
-    assert padding_work([1, 9, 2, 8], 2, sort=True) == {
+    assert padded_work([1, 2, 8, 9], 2) == {
         "tokens": 20,
         "positions": 22,
         "attention": 2 * 4 + 2 * 81,
+        "widths": 2,
     }
+    # rounded up to a multiple of 8: widths 16 and 8 -> 2*16 + 2*8 = 48 positions, one width
+    assert padded_work([1, 9, 2, 8], 2, bucket=8)["positions"] == 2 * 16 + 2 * 8
     with pytest.raises(ValueError):
-        padding_work([1], 0, sort=True)
+        padded_work([1], 0)
 
 
 def test_padding_savings_are_larger_for_mixed_lengths(tiny_bert):
     from sbert_tutor import SentenceEncoder
-    from sbert_tutor.book.speed import padding_savings
+    from sbert_tutor.book.chapters.computational_efficiency import padding_savings
 
     model, tokenizer = tiny_bert
     encoder = SentenceEncoder(model, tokenizer, max_seq_length=64)

@@ -32,10 +32,14 @@ models this book uses, so the teacher is all-MiniLM-L6-v2's cosine :math:`c`, Pl
 on the training pairs' labels (:func:`sbert_tutor.stats.platt_scale`): :math:`y = \sigma(a c +
 b)`, a relevance probability like a cross-encoder's. The teacher logits :math:`z = a c + b` are
 the ``ce_score`` objective's labels.
+
+Figures: :func:`plot_teacher_scores`, :func:`plot_training_curves`, :func:`plot_results`,
+:func:`plot_triplet_pca`.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from sbert_tutor.analysis import pca_2d
+from sbert_tutor.book.figures import new_axes, new_panels, plot_loss_curves
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
     bm25_candidates_path,
@@ -73,6 +78,7 @@ SETUPS: dict[str, tuple[str, dict[str, Any]]] = {
     "Triplet / euclidean": ("triplet", {"distance": "euclidean", "margin": 1.0}),
 }
 
+
 #: The study's own margins (Rygaard et al., sections 2.3.2 and 4.1): :math:`\varepsilon = 5` for
 #: both distances, and :math:`\varepsilon = 1` for the cosine distance, which it tried again.
 STUDY_MARGIN_SETUPS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -81,8 +87,10 @@ STUDY_MARGIN_SETUPS: dict[str, tuple[str, dict[str, Any]]] = {
     "Triplet / cosine, ε = 1 (study)": ("triplet", {"distance": "cosine", "margin": 1.0}),
 }
 
+
 #: The measures Rygaard et al. report, in their order.
 MEASURES = ("precision", "accuracy", "mrr", "ndcg")
+
 
 TEACHER = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -171,7 +179,6 @@ def load_dilemma_data(n_test: int = 100, n_other: int | None = 0, seed: int = 0)
     )
 
 
-# ------------------------------------------------------------------------------------ teacher
 def target_cosines(y: Sequence[float] | np.ndarray) -> pd.DataFrame:
     r"""The cosine each Siamese loss asks a pair with teacher probability :math:`y` to have.
 
@@ -284,7 +291,6 @@ def teacher_summary(sets: TrainingSets) -> pd.DataFrame:
     return out
 
 
-# ------------------------------------------------------------------------------ train + test
 def setup_score(loss: str, options: Mapping[str, Any]) -> str:
     """The ranking score matching a setup's training geometry: the ``similarity`` of a Siamese
     setup or the ``distance`` of a triplet one (``"cosine"`` or ``"euclidean"``)."""
@@ -538,7 +544,6 @@ def margin_activity(
     return pd.DataFrame(rows).set_index(["distance", "margin ε"])
 
 
-# ------------------------------------------------------------------------------ embedding space
 def held_out_triplets(
     test: MSMarcoData, n: int, candidates: Mapping[str, Sequence[str]] | None = None
 ) -> list[tuple[str, str, str]]:
@@ -590,3 +595,83 @@ def triplet_geometry(
             }
         )
     return pd.DataFrame(points), pd.DataFrame(rows).set_index("model")
+
+
+def plot_teacher_scores(sets: TrainingSets, ax=None, bins: int = 30):
+    """Histograms of the teacher cosine for positive and BM25-negative training pairs."""
+    ax = new_axes(ax, figsize=(6, 3.5))
+    for label, name in ((1, "positive"), (0, "BM25 negative")):
+        values = sets.pairs.loc[sets.pairs["label"] == label, "teacher_cosine"]
+        ax.hist(values, bins=bins, alpha=0.6, label=name, density=True)
+    ax.set_xlabel("teacher cosine c")
+    ax.set_ylabel("density")
+    ax.set_title("Teacher scores of the training pairs")
+    ax.legend()
+    return ax
+
+
+def plot_training_curves(run: DilemmaRun, axes=None, window: int = 5):
+    """Loss curves, one panel per architecture (a squared error and a hinge have other scales)."""
+    axes = new_panels(axes, 2, (11, 3.8))
+    for ax, arch in zip(axes, ("Siamese", "Triplet"), strict=True):
+        records = {k: v for k, v in run.records.items() if k.startswith(arch)}
+        if records:
+            plot_loss_curves(records, ax=ax, window=window)
+        ax.set_title(f"{arch} objectives")
+    return axes
+
+
+def plot_results(table: pd.DataFrame, measures: Sequence[str] = MEASURES, axes=None):
+    """Each measure against k, one line per setup (start model dashed)."""
+    axes = new_panels(axes, len(measures), (3.6 * len(measures), 3.4))
+    for ax, measure in zip(axes, measures, strict=True):
+        sub = table[table["measure"] == measure]
+        for setup, rows in sub.groupby("setup", sort=False):
+            dashed = rows["architecture"].iloc[0] == "start model"
+            ax.plot(rows["k"], rows["value"], marker="o", ls="--" if dashed else "-", label=setup)
+        ax.set_title(measure)
+        ax.set_xlabel("k")
+        ax.set_xticks(sorted(sub["k"].unique()))
+    axes[0].legend(fontsize=7)
+    return axes
+
+
+def plot_triplet_pca(points: pd.DataFrame, n_lines: int = 15, axes=None):
+    """One panel per model: queries, positives and negatives in PCA space (as in Rygaard et al.'s
+    Fig. 2B).
+
+    Thin lines join each of the first ``n_lines`` queries to its positive (green) and its
+    negative (red).
+    """
+    models = list(dict.fromkeys(points["model"]))
+    if axes is None:
+        cols = min(3, len(models))
+        rows = math.ceil(len(models) / cols)
+        axes = new_panels(None, cols, (4.2 * cols, 3.8 * rows), rows=rows)
+    style = {
+        "query": ("o", "tab:blue"),
+        "positive": ("^", "tab:green"),
+        "negative": ("x", "tab:red"),
+    }
+    for ax, model in zip(axes, models, strict=False):
+        sub = points[points["model"] == model]
+        wide = sub.pivot(index="triplet", columns="role", values=["pc1", "pc2"])
+        for i in wide.index[:n_lines]:
+            for role, colour in (("positive", "tab:green"), ("negative", "tab:red")):
+                ax.plot(
+                    [wide.loc[i, ("pc1", "query")], wide.loc[i, ("pc1", role)]],
+                    [wide.loc[i, ("pc2", "query")], wide.loc[i, ("pc2", role)]],
+                    color=colour,
+                    lw=0.6,
+                    alpha=0.5,
+                )
+        for role, (marker, colour) in style.items():
+            r = sub[sub["role"] == role]
+            ax.scatter(r["pc1"], r["pc2"], marker=marker, color=colour, s=16, label=role)
+        ax.set_title(model, fontsize=10)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    for ax in list(axes)[len(models) :]:
+        ax.axis("off")
+    axes[0].legend(fontsize=8, loc="best")
+    return axes

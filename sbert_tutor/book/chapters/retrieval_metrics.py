@@ -1,12 +1,6 @@
-r"""Teaching aids for the retrieval chapters (4 and 5): every quantity of a measure, rank by rank.
-
-* :func:`ranking_breakdown` -- P@i, AP@i, DCG@i, IDCG@i, nDCG@i of one ranked list (chapter 4);
-* :func:`ndcg_conventions` -- nDCG@k under the ``trec_eval`` ideal and the one of Rygaard et al.
-  ("Distance Dilemma", n.d.), for the run and a perfect ranking (chapter 4);
-* :func:`first_relevant_ranks`, :func:`top_passages` -- where the first relevant passage lands,
-  and what a query retrieved (chapter 5).
-
-Every number comes from :mod:`sbert_tutor.metrics`.
+"""Chapter 4, retrieval metrics: one ranking broken down measure by measure
+(:func:`ranking_breakdown`), the nDCG conventions side by side (:func:`ndcg_conventions`) and
+the measures as k grows (:func:`plot_metrics_vs_k`).
 """
 
 from __future__ import annotations
@@ -14,8 +8,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
+from sbert_tutor.book.figures import new_axes
 from sbert_tutor.metrics import (
     Qrels,
     Run,
@@ -26,6 +22,34 @@ from sbert_tutor.metrics import (
     precision_at_k,
     rank_documents,
 )
+
+
+def plot_metrics_vs_k(
+    table: pd.DataFrame, metrics: list[str] | tuple[str, ...] | None = None, ax=None
+):
+    """Each retrieval measure as a function of the cutoff k (book chapter 4).
+
+    ``table``: one row a measure, one column a cutoff, as returned by
+    :func:`sbert_tutor.evaluation.retrieval.evaluate_retrieval`. The k axis is logarithmic.
+    """
+    ax = new_axes(ax)
+    ks = np.asarray(table.columns, dtype=float)
+    dashed = {"accuracy", "map"}  # they coincide with recall / mrr when each query has R = 1
+    for name in metrics or list(table.index):
+        ax.plot(
+            ks,
+            table.loc[name].to_numpy(dtype=float),
+            ls="--" if name in dashed else "-",
+            marker="." if len(ks) < 30 else None,
+            label=name,
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("cutoff k")
+    ax.set_ylabel("value (fraction)")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    ax.legend(fontsize=8, ncol=2)
+    return ax
 
 
 def ranking_breakdown(
@@ -93,52 +117,3 @@ def ndcg_conventions(
     table = pd.DataFrame.from_dict(out, orient="index")
     table.index.name = f"IDCG@{k}"
     return table
-
-
-def first_relevant_ranks(run: Run, qrels: Qrels, relevance_threshold: int = 1) -> pd.Series:
-    """Rank (1-based) of the first relevant passage of every evaluated query; NaN if not retrieved.
-
-    Its reciprocal, with NaN as 0, averages to the uncut MRR of the run.
-    """
-    ranks = {}
-    for q, docs in qrels.items():
-        if not any(g >= relevance_threshold for g in docs.values()):
-            continue
-        ranking = rank_documents(run.get(q, {}))
-        ranks[q] = next(
-            (i for i, d in enumerate(ranking, start=1) if docs.get(d, 0) >= relevance_threshold),
-            math.nan,
-        )
-    series = pd.Series(ranks, dtype=float, name="first relevant rank")
-    series.index.name = "qid"
-    return series
-
-
-def top_passages(
-    run: Run,
-    qid: str,
-    corpus: Mapping[str, str] | None = None,
-    qrels: Qrels | None = None,
-    n: int = 5,
-    width: int = 160,
-) -> pd.DataFrame:
-    """The ``n`` best passages of one query: rank, pid, score, judged grade, text (shortened)."""
-    if qid not in run:
-        raise KeyError(f"query {qid!r} is not in the run")
-    ranking = rank_documents(run[qid])[:n]
-    grades = (qrels or {}).get(qid, {})
-    rows = []
-    for i, pid in enumerate(ranking, start=1):
-        text = corpus.get(pid) if isinstance(corpus, Mapping) else None
-        if text is not None and len(text) > width:
-            text = text[: width - 3] + "..."
-        rows.append(
-            {
-                "rank": i,
-                "pid": pid,
-                "score": run[qid][pid],
-                "grade": grades.get(pid, "unjudged"),
-                "passage": text,
-            }
-        )
-    return pd.DataFrame(rows).set_index("rank")

@@ -1,11 +1,11 @@
-r"""Chapter 11: contrastive learning guided by semantic search (Oh, Kim and Lim, n.d., "Guidance
+"""Chapter 11: contrastive learning guided by semantic search (Oh, Kim and Lim, n.d., "Guidance
 by Semantic Search for Contrastive Learning of Sentence Embeddings"), beside SimCSE's dropout
 positives (Gao et al., 2021).
 
 Unlabelled sentences get a positive partner in one of two ways, and the student is trained with
 the in-batch contrastive objective (:func:`~sbert_tutor.losses.in_batch_contrastive`):
 
-* **teacher positives** (:func:`mine_teacher_positives`): a teacher encoder embeds the pool; each
+* **teacher positives** (:func:`sbert_tutor.mining.mine_positives`): a teacher encoder embeds the pool; each
   sentence's nearest neighbour in the pool (exact search,
   :func:`~sbert_tutor.search.semantic_search`), itself excluded, becomes its positive;
 * **dropout positives** (:func:`dropout_pairs`, unsupervised SimCSE): the sentence is its own
@@ -24,13 +24,26 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from sbert_tutor.book.figures import new_axes
 from sbert_tutor.data import STSData, load_sts
-from sbert_tutor.data.table import DataTable
+from sbert_tutor.data.table import DataTable, as_frame
 from sbert_tutor.embedding import Encoder
 from sbert_tutor.encoder import SentenceEncoder
-from sbert_tutor.search import semantic_search
+from sbert_tutor.mining import search_pool
 from sbert_tutor.stats import seeded_subset
 from sbert_tutor.training import embed_rows
+
+
+def plot_teacher_cosines(mined: DataTable | pd.DataFrame, ax=None, bins: int = 30):
+    """Histogram of the teacher's cosine between each sentence and its mined positive."""
+    ax = new_axes(ax, figsize=(6, 3.5))
+    values = as_frame(mined)["teacher cosine"]
+    ax.hist(values, bins=bins, range=(0.0, 1.0), color="C0", alpha=0.8)
+    ax.axvline(float(np.median(values)), color="k", ls="--", lw=1, label="median")
+    ax.set_xlabel("teacher cosine(sentence, mined positive)")
+    ax.set_ylabel("sentences")
+    ax.legend(fontsize=8)
+    return ax
 
 
 def _sentences(data: STSData) -> set[str]:
@@ -91,67 +104,10 @@ def pool_overlap(pool: DataTable, data: STSData) -> pd.Series:
     )
 
 
-def nearest_other(indices: np.ndarray, sentences: Sequence[str]) -> list[int]:
-    """Per query row of a pool searched in itself, the *column* of the first result that is
-    neither the query itself nor a copy of its text (-1 when there is none).
-
-    ``indices`` is ``[n, top_k]``, best first (:func:`~sbert_tutor.search.semantic_search`).
-    """
-    out = []
-    for i, row in enumerate(indices):
-        own = sentences[i].strip()
-        out.append(
-            next((c for c, j in enumerate(row) if j != i and sentences[int(j)].strip() != own), -1)
-        )
-    return out
-
-
 def encode_pool(teacher: Encoder, pool: DataTable, batch_size: int = 64) -> np.ndarray:
     """The teacher's embeddings of the pool sentences, ``[n, d]`` (eval mode, encoded once)."""
     sentences = pool.table["sentence"].tolist()
     return teacher.encode(sentences, batch_size=batch_size, show_progress=False)
-
-
-def _search_self(embeddings: np.ndarray, sentences: Sequence[str], top_k: int):
-    """Search a pool in itself; per row, the (score, index) of the nearest other sentence."""
-    scores, indices = semantic_search(
-        embeddings,
-        embeddings,
-        top_k=min(top_k, len(sentences)),
-        device="cpu",
-        show_progress=False,
-    )
-    return scores, indices, nearest_other(indices, sentences)
-
-
-def mine_teacher_positives(
-    teacher: SentenceEncoder,
-    pool: DataTable,
-    embeddings: np.ndarray | None = None,
-    top_k: int = 3,
-    batch_size: int = 64,
-) -> DataTable:
-    """Each pool sentence and its nearest other pool sentence under the ``teacher``'s cosine.
-
-    ``embeddings`` (from :func:`encode_pool`) saves encoding the pool again. Returns columns
-    ``sentence``, ``positive`` and ``teacher cosine``; sentences without a neighbour among the
-    ``top_k`` results (only copies of themselves) are dropped. Train on
-    ``mined.select("sentence", "positive")``.
-    """
-    sentences = pool.table["sentence"].tolist()
-    emb = encode_pool(teacher, pool, batch_size) if embeddings is None else embeddings
-    scores, indices, best = _search_self(emb, sentences, top_k)
-    rows = [
-        (sentences[i], sentences[int(indices[i, c])], float(scores[i, c]))
-        for i, c in enumerate(best)
-        if c >= 0
-    ]
-    return DataTable(
-        pd.DataFrame(rows, columns=["sentence", "positive", "teacher cosine"]),
-        source=f"{pool.source}; positive = the teacher's nearest other pool sentence "
-        f"({teacher.name})",
-        files=pool.files,
-    )
 
 
 def neighbour_quality(
@@ -175,7 +131,7 @@ def neighbour_quality(
             raise ValueError(f"pool sizes must lie in 2..{len(sentences)}, got {m}")
         keep = seeded_subset(len(sentences), m, rng)
         part = [sentences[i] for i in keep]
-        scores, _, best = _search_self(embeddings[keep], part, top_k)
+        scores, _, best = search_pool(embeddings[keep], part, top_k)
         cos = np.array([scores[i, c] for i, c in enumerate(best) if c >= 0])
         rows.append(
             {

@@ -13,23 +13,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sbert_tutor.book.published import (
+    SBERT_TABLE5,
+    SBERT_TABLE5_SOURCE,
+    SUPMPN_TABLE3,
+    SUPMPN_TABLE3_SOURCE,
+)
+from sbert_tutor.book.recorded import how_recorded
 from sbert_tutor.book.sizes import TransferSizes
 
 TASK_COLUMNS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
 
+
 #: Results files of the recorded full runs (in ``benchmarks/results``).
 RECORDED_RUN = "transfer_minilm_cpu"
+
+
 RECORDED_SENTEVAL = "transfer_minilm_senteval_reference"
 
 
 def published_transfer() -> pd.DataFrame:
     """SBERT Table 5 and SupMPN's own rows: one row a model, columns the tasks, ``avg``, ``kind``."""
-    from sbert_tutor.book.published import (
-        SBERT_TABLE5,
-        SBERT_TABLE5_SOURCE,
-        SUPMPN_TABLE3,
-        SUPMPN_TABLE3_SOURCE,
-    )
 
     rows = []
     for table, source in (
@@ -85,14 +89,6 @@ def task_overview(tasks: Sequence[str] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("task")
 
 
-# ------------------------------------------------------------------------------ recorded runs
-def recorded(name: str, folder: str | None = None) -> dict[str, Any] | None:
-    """A results JSON in ``benchmarks/results`` (``None`` when absent)."""
-    from sbert_tutor.book.speed import recorded_results
-
-    return recorded_results(name, folder)
-
-
 def _accuracy_row(record: Mapping[str, Any]) -> dict[str, float]:
     if "table" in record:  # sbert-tutor eval-transfer --json
         by_task = {row["task"]: row["accuracy"] for row in record["table"]}
@@ -101,27 +97,6 @@ def _accuracy_row(record: Mapping[str, Any]) -> dict[str, float]:
     row = {task: float(by_task[task]) for task in TASK_COLUMNS if task in by_task}
     row["avg"] = float(np.mean(list(row.values())))
     return row
-
-
-def how_recorded(record: Mapping[str, Any]) -> pd.Series:
-    """Git commit, hardware, data hashes, profile, timestamp and command of a recorded run."""
-    prov = record.get("provenance", {})
-    git, hw = prov.get("git", {}), prov.get("hardware", {})
-    files = prov.get("data_files", {})
-    return pd.Series(
-        {
-            "git commit": str(git.get("sha", ""))[:12] + (" (dirty)" if git.get("dirty") else ""),
-            "hardware": f"{hw.get('device')}, {hw.get('cpu_count')} cores, "
-            f"{hw.get('torch_threads')} torch threads",
-            "profile": prov.get("profile"),
-            "data files (sha256)": f"{len(files)} files, e.g. "
-            + "; ".join(f"{p.rsplit('/', 1)[-1]}: {d[:12]}" for p, d in list(files.items())[:2]),
-            "seconds": round(float(record["seconds"]), 1) if "seconds" in record else None,
-            "timestamp": prov.get("timestamp"),
-            "command": " ".join(prov.get("command", [])),
-        },
-        name=record.get("model"),
-    )
 
 
 def beside_published(
@@ -178,7 +153,6 @@ def ours_minus_senteval(
     )
 
 
-# -------------------------------------------------------------------------- the experiment
 class _SharedEncoding:
     """Encodes each sentence once without normalisation; views add the normalisation."""
 

@@ -8,13 +8,14 @@ import json
 import matplotlib
 import pytest
 
-from sbert_tutor.book.gpu_runs import (
+from sbert_tutor.book.chapters.computational_efficiency import (
+    GPU_RESULTS,
     GPU_RUN_COMMAND,
     gpu_run_report,
     padding_waste,
-    recorded_gpu_runs,
     token_counts,
 )
+from sbert_tutor.book.recorded import recorded_matching
 
 matplotlib.use("Agg")
 
@@ -86,7 +87,7 @@ def _record(tmp_path):
 
 def test_a_recorded_run_becomes_tables_and_figures(tmp_path):
     _record(tmp_path)
-    assert list(recorded_gpu_runs(tmp_path)) == ["encode_gpu_h100"]
+    assert list(recorded_matching(GPU_RESULTS, tmp_path)) == ["encode_gpu_h100"]
     report = gpu_run_report(tmp_path)
     assert report.measured and "0123456789ab" in report.note and "NVIDIA H100" in report.note
     table = report.tables["encode_gpu_h100: sentences/s"]

@@ -1,21 +1,27 @@
-r"""Linear probes: what a softmax head can read from each feature set of a frozen encoder (chapter 6).
+"""Linear probes: what a softmax head can read from each feature set of a frozen encoder (chapter 6).
 
 :func:`split_by_premise` splits NLI pairs into two sides with disjoint premises,
 :func:`linear_probe` fits one head per feature set (:func:`fit_probe`, full-batch L-BFGS on
 fixed embeddings) and :func:`head_block_means` reads a fitted head.
+
+Also: the chapter's diagram (:func:`sbert_training_vs_inference`) and the feature-set variants
+of its seeded runs (:func:`feature_variants`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
+from matplotlib.figure import Figure
 from torch import Tensor
 
+from sbert_tutor.book.drawing import FONT, arrow, box, canvas, shared_encoder, title
 from sbert_tutor.data.table import DataTable, as_frame
 from sbert_tutor.embedding import Encoder, encode_unique
 from sbert_tutor.losses import (
@@ -26,6 +32,65 @@ from sbert_tutor.losses import (
     feature_label,
 )
 from sbert_tutor.results import Result
+
+
+def sbert_training_vs_inference() -> Figure:
+    r"""SBERT trained with the softmax classifier on :math:`(u, v, |u-v|)`, used with the cosine.
+
+    Left (training, book chapter 6): both sentences through the same encoder and pooling, the
+    concatenation :math:`[u; v; |u-v|]`, the classifier :math:`\operatorname{softmax}(W_t x + b)`
+    and the three NLI classes. Right (inference): the same encoder, and :math:`\cos(u, v)`; the
+    classifier is gone.
+    """
+    fig, ax = canvas(7.0, 5.0)
+    title(ax, 2.1, 4.75, "Training: classification objective")
+    title(ax, 5.75, 4.75, "Inference")
+    ax.plot([4.4, 4.4], [0.1, 4.9], color="#999999", lw=0.6)
+
+    def siamese(centres: tuple[float, float], width: float, label: bool) -> tuple[dict, dict]:
+        vectors = []
+        encoders = []
+        for x, name, vec in ((centres[0], "1", "u"), (centres[1], "2", "v")):
+            sentence = box(ax, x, 0.4, width, 0.5, f"sentence {name}", "input")
+            encoder = box(ax, x, 1.35, width, 0.7, "transformer\n+ pooling", "encoder")
+            vector = box(ax, x, 2.25, 0.6, 0.45, f"${vec}$", "vector")
+            arrow(ax, sentence["top"], encoder["bottom"])
+            arrow(ax, encoder["top"], vector["bottom"])
+            vectors.append(vector)
+            encoders.append(encoder)
+        shared_encoder(ax, encoders[0]["right"], encoders[1]["left"], label)
+        return vectors[0], vectors[1]
+
+    u, v = siamese((0.9, 3.3), 1.5, True)
+    features = box(ax, 2.1, 3.05, 2.4, 0.5, r"$(u,\ v,\ |u-v|)$", "vector")
+    arrow(ax, u["top"], (1.3, features["bottom"][1]))
+    arrow(ax, v["top"], (2.9, features["bottom"][1]))
+    head = box(ax, 2.1, 3.75, 2.4, 0.5, r"softmax$(W_t\,x + b)$", "head")
+    arrow(ax, features["top"], head["bottom"])
+    ax.text(
+        2.1,
+        4.3,
+        "entailment / neutral / contradiction",
+        ha="center",
+        va="center",
+        fontsize=FONT,
+    )
+    arrow(ax, head["top"], (2.1, 4.17))
+
+    u, v = siamese((5.1, 6.4), 1.0, False)
+    cosine = box(ax, 5.75, 3.3, 1.3, 0.5, r"$\cos(u, v)$", "score")
+    arrow(ax, u["top"], cosine["left"])
+    arrow(ax, v["top"], cosine["right"])
+    ax.text(
+        5.75,
+        4.05,
+        "no classifier:\n$W_t$ is discarded",
+        ha="center",
+        va="center",
+        fontsize=FONT,
+        style="italic",
+    )
+    return fig
 
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
@@ -235,3 +300,11 @@ def head_block_means(
         {f: b.mean(dim=1).cpu().numpy() for f, b in zip(classifier.features, blocks, strict=True)},
         index=pd.Index(names, name="class"),
     )
+
+
+def feature_variants(
+    feature_sets: Sequence[Sequence[str]],
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """One softmax variant per feature set, named like ``"(u, v, |u-v|)"``: the ``variants``
+    of :func:`train_variants` and :func:`~sbert_tutor.book.seeds.seeded_variants`."""
+    return {feature_label(fs): ("softmax", {"features": check_features(fs)}) for fs in feature_sets}

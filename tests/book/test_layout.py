@@ -1,0 +1,108 @@
+"""The book layer's shape: a ground floor the chapters share and one module per chapter above it;
+every public name is used by a chapter or by another module (not only by tests)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import sbert_tutor
+import sbert_tutor.book as book
+import sbert_tutor.book.chapters as chapters
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(sbert_tutor.__file__).parent
+
+
+def _names_used(tree: ast.AST) -> set[str]:
+    """Every name a piece of code reads: bare names, attributes and imported names."""
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.add(node.attr)
+        elif isinstance(node, ast.ImportFrom):
+            used.update(alias.name for alias in node.names)
+    return used
+
+
+def _notebook_code(path: Path) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = ("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    # IPython magics (%pip ...) are not Python: each becomes a `pass` at its indentation
+    return "\n".join(
+        "\n".join(
+            line[: len(line) - len(line.lstrip())] + "pass"
+            if line.lstrip().startswith(("%", "!"))
+            else line
+            for line in cell.splitlines()
+        )
+        for cell in code
+    )
+
+
+def _public_definitions(path: Path) -> dict[str, ast.AST]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Name):
+                out[target.id] = node
+    return {name: node for name, node in out.items() if not name.startswith("_")}
+
+
+BOOK_MODULES = sorted(p for p in (PACKAGE / "book").rglob("*.py") if p.name != "__init__.py")
+
+
+def test_every_public_book_name_is_used_by_a_chapter_or_another_module():
+    used_by_chapters = set().union(
+        *(_names_used(ast.parse(_notebook_code(nb))) for nb in sorted(ROOT.glob("book/*.ipynb")))
+    )
+    library = {p: ast.parse(p.read_text(encoding="utf-8")) for p in PACKAGE.rglob("*.py")}
+    unused = []
+    for path in BOOK_MODULES:
+        own = library[path]
+        elsewhere = set().union(*(_names_used(t) for p, t in library.items() if p != path))
+        for name, node in _public_definitions(path).items():
+            # used inside its own module by another definition (a helper of a used function)
+            inside = set().union(*(_names_used(other) for other in own.body if other is not node))
+            if name not in used_by_chapters | elsewhere | inside:
+                unused.append(f"{path.relative_to(PACKAGE)}: {name}")
+    assert not unused, "public names used only by tests (or nothing): " + ", ".join(unused)
+
+
+def _book_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and node.module
+        and node.module.startswith("sbert_tutor.book")
+    }
+
+
+@pytest.mark.parametrize("path", BOOK_MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_chapters_stand_on_the_ground_floor_and_never_on_each_other(path):
+    imports = _book_imports(path)
+    if path.parent.name == "chapters":
+        assert not {m for m in imports if m.startswith("sbert_tutor.book.chapters")}, imports
+    else:  # the ground floor imports no chapter
+        assert not {m for m in imports if m.startswith("sbert_tutor.book.chapters")}, imports
+
+
+def test_every_chapter_has_its_module_and_every_module_its_chapter():
+    notebooks = {p.stem.split("_", 1)[1] for p in ROOT.glob("book/*.ipynb")}
+    modules = {m.name for m in pkgutil.iter_modules(chapters.__path__)}
+    assert modules <= notebooks, modules - notebooks
+    # chapter 1 builds on the ground floor and the library alone
+    assert notebooks - modules == {"introduction"}
+    assert book.__doc__ and all(m in book.__doc__ for m in modules)
