@@ -210,7 +210,7 @@ def evaluate_sts(
     """Spearman/Pearson x100 of an encoder on STS tasks, as a tidy table.
 
     Args:
-        encoder: anything with ``encode(list[str], batch_size=..., show_progress=...) -> array``.
+        encoder: anything with ``encode(list[str], batch_size=..., show_progress_bar=...) -> array``.
         tasks: ``"all"`` (STS12-16, STSb, SICK-R), a comma-separated string or a list.
         aggregation: ``"all"``, ``"mean"`` or ``"wmean"`` for multi-subset years (module docstring).
         split: for STSb and SICK-R (``"train"``, ``"dev"``, ``"test"``); STS12-16 are test-only.
