@@ -139,6 +139,31 @@ def test_empty_input_gives_an_empty_result(minilm, st_minilm, kw):
         assert ours.device == full.device
 
 
+SIMILARITY_INPUTS = {
+    "numpy": lambda e: e,
+    "tensor": torch.from_numpy,
+    "list of tensors": lambda e: list(torch.from_numpy(e)),
+    "one vector": lambda e: e[0],
+}
+
+
+@pytest.mark.parametrize("form", SIMILARITY_INPUTS)
+def test_similarity_equals_sentence_transformers(raw_pair, form):
+    """Cosine of every pair (and of aligned pairs), on the same embeddings, in the forms encode
+    returns; unnormalised embeddings, so the norms are really divided out."""
+    ours, theirs = raw_pair
+    emb = theirs.encode(TEXTS)
+    a, b = SIMILARITY_INPUTS[form](emb[:3]), SIMILARITY_INPUTS[form](emb[2:])
+    got, ref = ours.similarity(a, b), theirs.similarity(a, b)
+    assert isinstance(got, torch.Tensor) and (got.dtype, got.shape) == (ref.dtype, ref.shape)
+    torch.testing.assert_close(got, ref, atol=1e-6, rtol=0)
+    if form != "one vector":
+        b = SIMILARITY_INPUTS[form](emb[3:6])
+        got, ref = ours.similarity_pairwise(a, b), theirs.similarity_pairwise(a, b)
+        assert (got.dtype, got.shape) == (ref.dtype, ref.shape) == (torch.float32, (3,))
+        torch.testing.assert_close(got, ref, atol=1e-6, rtol=0)
+
+
 def test_int8_of_one_sentence_says_why(minilm):
     with pytest.raises(ValueError, match="one sentence cannot give"):
         minilm.encode("just one", precision="int8")
