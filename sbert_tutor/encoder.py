@@ -54,6 +54,7 @@ from sbert_tutor.compute import (
     resolve_compute_dtype,
 )
 from sbert_tutor.dense import Dense
+from sbert_tutor.model_card import model_card
 from sbert_tutor.pooling import check_pooling, pool, pooled_dim
 from sbert_tutor.quantize import check_precision, quantize_embeddings
 from sbert_tutor.resolve import resolve_model
@@ -151,6 +152,9 @@ class SentenceEncoder(nn.Module):
             weights' own dtype, fp32 as loaded.
 
     Attributes:
+        training_history: one entry a :func:`~sbert_tutor.training.recipe.fit` run on this
+            encoder, oldest first (its loss, data, settings, final loss and evaluations, without
+            the loss curve); :meth:`save` writes it into the model card.
         cudnn_attention: ``None`` (default) leaves cuDNN's attention kernel out of :meth:`encode`
             on CUDA under fp16/bf16, where it plans again for every new batch shape
             (:mod:`sbert_tutor.compute`); ``True`` allows it (torch's own choice); ``False``
@@ -202,6 +206,7 @@ class SentenceEncoder(nn.Module):
         resolve_compute_dtype(compute_dtype, "cpu")  # a bad name fails here, not at encode time
         self.compute_dtype = compute_dtype
         self.cudnn_attention: bool | None = None
+        self.training_history: list[dict[str, Any]] = []
         self._check_dense_sizes()
 
     # ------------------------------------------------------------------ loading / saving
@@ -281,7 +286,12 @@ class SentenceEncoder(nn.Module):
         """Write a folder that :meth:`from_pretrained` and sentence-transformers 2.x-6.x read.
 
         Pooling, dense layers, normalisation, ``max_seq_length`` and prompts are saved with the
-        weights, so exporting a model never silently loses them.
+        weights, so exporting a model never silently loses them. A model card, ``README.md``, says
+        where the model came from, what it is, how to use it and how sbert_tutor trained it
+        (:mod:`sbert_tutor.model_card`). Like sentence-transformers, saving overwrites the files
+        of an earlier save in ``path``, ``README.md`` included; unlike it, the card is always
+        written anew (sentence-transformers copies the card of a model it loaded and did not
+        train), so a loaded model's own card is not carried over: its ``base_model`` links to it.
         """
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
@@ -300,11 +310,14 @@ class SentenceEncoder(nn.Module):
             default_prompt_name=self.default_prompt_name,
         )
         (folder / "sbert_tutor.json").write_text(json.dumps(self.describe(), indent=2))
+        card = model_card(self.describe(), self.model, self.training_history, folder)
+        (folder / "README.md").write_text(card, encoding="utf-8")
         return folder
 
     def with_pooling(self, pooling: str, normalize: bool | None = None) -> SentenceEncoder:
-        """A new encoder sharing this one's transformer, tokenizer and dense layers, another pooling."""
-        return SentenceEncoder(
+        """A new encoder sharing this one's transformer, tokenizer, dense layers and training
+        history, another pooling."""
+        encoder = SentenceEncoder(
             self.model,
             self.tokenizer,
             pooling=pooling,
@@ -318,6 +331,8 @@ class SentenceEncoder(nn.Module):
             default_prompt_name=self.default_prompt_name,
             include_prompt=self.include_prompt,
         )
+        encoder.training_history = list(self.training_history)
+        return encoder
 
     def _check_dense_sizes(self) -> None:
         size = pooled_dim(self.pooling, int(self.model.config.hidden_size))
