@@ -133,7 +133,11 @@ def load_reference(device: str, dtype: str):
 
 def encode_ours(encoder, sentences, batch_size: int, dtype: str, bucket) -> Any:
     return encoder.encode(
-        sentences, batch_size=batch_size, compute_dtype=dtype, bucket=bucket, show_progress=False
+        sentences,
+        batch_size=batch_size,
+        compute_dtype=dtype,
+        bucket=bucket,
+        show_progress_bar=False,
     )
 
 

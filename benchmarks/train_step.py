@@ -166,14 +166,6 @@ def stsb_spearman(encoder) -> float:
     return float(evaluate_sts(encoder, "stsb").table["spearman"].iloc[0])
 
 
-class _STAdapter:  # evaluate a sentence-transformers model with the same evaluator
-    def __init__(self, model) -> None:
-        self.model = model
-
-    def encode(self, sentences, batch_size=64, show_progress=None):
-        return self.model.encode(sentences, batch_size=batch_size, convert_to_numpy=True)
-
-
 def criteria(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (model, batch size): ``auto`` vs ``none`` (fp32) in speed and STSb score."""
     out = []
@@ -288,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                             flush=True,
                         )
                         if args.eval:
-                            theirs["stsb_test_spearman"] = stsb_spearman(_STAdapter(st_model))
+                            theirs["stsb_test_spearman"] = stsb_spearman(st_model)
                             print(f"  STSb test Spearman {theirs['stsb_test_spearman']:.2f}")
                         del st_model
                     rows.append(row)

@@ -7,7 +7,7 @@ nor transformers until one of them is used):
 =============================  ======================================================================
 name                           what it does
 =============================  ======================================================================
-``SentenceEncoder``            load any sentence-transformers folder or hub model; ``encode``, ``save``
+``SentenceEncoder``            load any sentence-transformers folder or hub model; ``encode``, ``similarity``, ``save``
 ``evaluate_sts``               Spearman/Pearson x100 of cosine similarity on STS12-16, STSb, SICK-R
 ``evaluate_transfer``          SentEval's seven transfer tasks: a linear probe on frozen embeddings
 ``evaluate_retrieval``         encode queries + corpus, search, score with trec_eval's conventions

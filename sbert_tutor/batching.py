@@ -328,3 +328,33 @@ class HostSink:
         while self._pending:
             self._land()
         return self.out
+
+
+class DeviceSink:
+    """Per-batch embeddings ``[b, d]`` -> one tensor ``[n, d]`` on their device, in input order.
+
+    What :class:`HostSink` does for a numpy result, for a tensor result (``convert_to_tensor``):
+    the rows stay where they were computed and are put back in input order there, in one
+    scatter at :meth:`finish`. No batch at all gives an empty ``[0, dim]`` tensor on ``device``.
+    """
+
+    def __init__(self, dim: int, device: torch.device | str) -> None:
+        self.dim = int(dim)
+        self.device = torch.device(device)
+        self._rows: list[torch.Tensor] = []
+        self._positions: list[np.ndarray] = []
+
+    def add(self, positions: np.ndarray, emb: torch.Tensor) -> None:
+        """Take the embeddings of the rows at ``positions`` (input positions, row order)."""
+        self._rows.append(emb)
+        self._positions.append(positions)
+
+    def finish(self) -> torch.Tensor:
+        """The rows in input order, on the device they were computed on."""
+        if not self._rows:
+            return torch.empty((0, self.dim), dtype=torch.float32, device=self.device)
+        stacked = torch.cat(self._rows)
+        order = torch.from_numpy(np.concatenate(self._positions)).to(stacked.device)
+        result = torch.empty_like(stacked)
+        result[order] = stacked
+        return result

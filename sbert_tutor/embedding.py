@@ -1,8 +1,10 @@
 """What the library asks of a model that embeds text, and encoding each distinct text once.
 
-:class:`Encoder` is the one method every evaluator and analysis calls: ``encode(texts)`` ->
-``[n, d]`` array. :class:`~sbert_tutor.encoder.SentenceEncoder` is one; so is a thin wrapper
-around any other model (a function that returns an array per list of texts is enough to wrap).
+:class:`Encoder` is the one method every evaluator and analysis calls: ``encode(texts,
+batch_size=..., show_progress_bar=...)`` -> ``[n, d]`` array, with sentence-transformers' keyword
+names. :class:`~sbert_tutor.encoder.SentenceEncoder` is one, and so is a sentence-transformers
+``SentenceTransformer``; so is a thin wrapper around any other model (a function that returns an
+array per list of texts is enough to wrap). :func:`encode_texts` is how the library calls it.
 
 :func:`encode_unique` is the pattern behind pair scoring, triplet embeddings and fixed-embedding
 analyses: texts repeat (a premise with three hypotheses, a query with ten passages), so each
@@ -11,14 +13,16 @@ distinct text is encoded once and the rows are handed back aligned with the inpu
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 
 class Encoder(Protocol):
-    """Anything with ``encode(texts, batch_size=..., show_progress=...) -> [n, d] array``.
+    """Anything with ``encode(texts, batch_size=..., show_progress_bar=...) -> [n, d] array``.
 
     Evaluators also record ``describe()`` (a dict of the model's settings) when the encoder
     has one.
@@ -29,8 +33,39 @@ class Encoder(Protocol):
         sentences: Sequence[str],
         *,
         batch_size: int = ...,
-        show_progress: bool | None = ...,
+        show_progress_bar: bool | None = ...,
     ) -> np.ndarray: ...
+
+
+def encode_texts(
+    encoder: Encoder, texts: Sequence[str], *, batch_size: int, show_progress_bar: bool | None
+) -> Any:
+    """``encoder.encode(texts, batch_size=batch_size, show_progress_bar=show_progress_bar)``.
+
+    An encoder whose ``encode`` still names the progress switch ``show_progress`` (this library's
+    name before it took sentence-transformers') gets it under that name, with a
+    ``FutureWarning``, until the next release: rename the parameter ``show_progress_bar``.
+    """
+    if _takes_old_progress_keyword(encoder):
+        warnings.warn(
+            f"{type(encoder).__name__}.encode takes show_progress=, which evaluators stop passing "
+            "in the next release: rename it show_progress_bar (sentence-transformers' name)",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return encoder.encode(texts, batch_size=batch_size, show_progress=show_progress_bar)
+    return encoder.encode(texts, batch_size=batch_size, show_progress_bar=show_progress_bar)
+
+
+def _takes_old_progress_keyword(encoder: Encoder) -> bool:
+    """``encode`` has a ``show_progress`` parameter and neither ``show_progress_bar`` nor
+    ``**kwargs`` (which take the new name)."""
+    try:
+        parameters = inspect.signature(encoder.encode).parameters
+    except (TypeError, ValueError):  # no signature to read (a C function): call it the new way
+        return False
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    return "show_progress" in parameters and "show_progress_bar" not in parameters and not takes_any
 
 
 def encode_unique(
@@ -47,7 +82,8 @@ def encode_unique(
         encoder: an :class:`Encoder`.
         texts: texts with repeats, e.g. ``[*sentences1, *sentences2]`` of STS pairs; split the
             result back with ``emb[:n], emb[n:]`` or ``emb.reshape(n, k, -1)``.
-        batch_size, show_progress: passed to ``encoder.encode``.
+        batch_size, show_progress: passed to ``encoder.encode`` (``show_progress`` as
+            ``show_progress_bar``, through :func:`encode_texts`).
         order: the order the distinct texts are encoded in: ``"first"`` appearance or
             ``"sorted"``. With smart batching it decides which texts share a padded batch, which
             can move an embedding by about 1e-7 (float32 rounding); results stay reproducible
@@ -58,7 +94,7 @@ def encode_unique(
 
     Example:
         >>> class Lengths:
-        ...     def encode(self, sentences, *, batch_size=64, show_progress=None):
+        ...     def encode(self, sentences, *, batch_size=64, show_progress_bar=None):
         ...         return np.array([[len(s)] for s in sentences], dtype=np.float32)
         >>> encode_unique(Lengths(), ["ab", "c", "ab"]).ravel().tolist()
         [2.0, 1.0, 2.0]
@@ -71,5 +107,7 @@ def encode_unique(
     else:
         raise ValueError(f"order must be 'first' or 'sorted', got {order!r}")
     position = {text: i for i, text in enumerate(distinct)}
-    emb = np.asarray(encoder.encode(distinct, batch_size=batch_size, show_progress=show_progress))
+    emb = np.asarray(
+        encode_texts(encoder, distinct, batch_size=batch_size, show_progress_bar=show_progress)
+    )
     return emb[[position[text] for text in texts]]

@@ -7,19 +7,22 @@ with :mod:`~sbert_tutor.dense` layers after the pooling (LaBSE, sentence-T5, ...
 
 ``encode`` is built for speed without changing results: it tokenises once, sorts by *token*
 count so each batch pads little ("smart batching", SBERT paper section 7), runs under
-``torch.inference_mode`` and returns the embeddings in input order. It also accepts the keywords
-of sentence-transformers' ``encode`` with the same meaning (``convert_to_tensor``,
-``normalize_embeddings``, ``show_progress_bar``, ``precision``, ``prompt_name``, ...), so code
-written for one runs with the other.
+``torch.inference_mode`` and returns the embeddings in input order. Its keywords are
+sentence-transformers' ``encode``'s, with the same meaning (``convert_to_tensor``,
+``normalize_embeddings``, ``show_progress_bar``, ``precision``, ``prompt_name``, ...), and
+``similarity`` / ``similarity_pairwise`` are its cosine matrices, so code written for one runs
+with the other.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import closing, contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ from sbert_tutor.batching import (
     CHUNK_BATCHES,
     Batch,
     Bucket,
+    DeviceSink,
     HostSink,
     Prefetcher,
     batch_positions,
@@ -50,9 +54,11 @@ from sbert_tutor.compute import (
     resolve_compute_dtype,
 )
 from sbert_tutor.dense import Dense
+from sbert_tutor.model_card import model_card
 from sbert_tutor.pooling import check_pooling, pool, pooled_dim
 from sbert_tutor.quantize import check_precision, quantize_embeddings
 from sbert_tutor.resolve import resolve_model
+from sbert_tutor.similarity import as_matrix, cosine_matrix, paired_cosine
 from sbert_tutor.st_format import read_st_config, write_st_config
 from sbert_tutor.tokenizing import tokenizer_parallelism
 from sbert_tutor.validation import check_device, check_sentences
@@ -146,6 +152,9 @@ class SentenceEncoder(nn.Module):
             weights' own dtype, fp32 as loaded.
 
     Attributes:
+        training_history: one entry a :func:`~sbert_tutor.training.recipe.fit` run on this
+            encoder, oldest first (its loss, data, settings, final loss and evaluations, without
+            the loss curve); :meth:`save` writes it into the model card.
         cudnn_attention: ``None`` (default) leaves cuDNN's attention kernel out of :meth:`encode`
             on CUDA under fp16/bf16, where it plans again for every new batch shape
             (:mod:`sbert_tutor.compute`); ``True`` allows it (torch's own choice); ``False``
@@ -197,6 +206,7 @@ class SentenceEncoder(nn.Module):
         resolve_compute_dtype(compute_dtype, "cpu")  # a bad name fails here, not at encode time
         self.compute_dtype = compute_dtype
         self.cudnn_attention: bool | None = None
+        self.training_history: list[dict[str, Any]] = []
         self._check_dense_sizes()
 
     # ------------------------------------------------------------------ loading / saving
@@ -276,7 +286,12 @@ class SentenceEncoder(nn.Module):
         """Write a folder that :meth:`from_pretrained` and sentence-transformers 2.x-6.x read.
 
         Pooling, dense layers, normalisation, ``max_seq_length`` and prompts are saved with the
-        weights, so exporting a model never silently loses them.
+        weights, so exporting a model never silently loses them. A model card, ``README.md``, says
+        where the model came from, what it is, how to use it and how sbert_tutor trained it
+        (:mod:`sbert_tutor.model_card`). Like sentence-transformers, saving overwrites the files
+        of an earlier save in ``path``, ``README.md`` included; unlike it, the card is always
+        written anew (sentence-transformers copies the card of a model it loaded and did not
+        train), so a loaded model's own card is not carried over: its ``base_model`` links to it.
         """
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
@@ -295,11 +310,14 @@ class SentenceEncoder(nn.Module):
             default_prompt_name=self.default_prompt_name,
         )
         (folder / "sbert_tutor.json").write_text(json.dumps(self.describe(), indent=2))
+        card = model_card(self.describe(), self.model, self.training_history, folder)
+        (folder / "README.md").write_text(card, encoding="utf-8")
         return folder
 
     def with_pooling(self, pooling: str, normalize: bool | None = None) -> SentenceEncoder:
-        """A new encoder sharing this one's transformer, tokenizer and dense layers, another pooling."""
-        return SentenceEncoder(
+        """A new encoder sharing this one's transformer, tokenizer, dense layers and training
+        history, another pooling."""
+        encoder = SentenceEncoder(
             self.model,
             self.tokenizer,
             pooling=pooling,
@@ -313,6 +331,8 @@ class SentenceEncoder(nn.Module):
             default_prompt_name=self.default_prompt_name,
             include_prompt=self.include_prompt,
         )
+        encoder.training_history = list(self.training_history)
+        return encoder
 
     def _check_dense_sizes(self) -> None:
         size = pooled_dim(self.pooling, int(self.model.config.hidden_size))
@@ -515,10 +535,6 @@ class SentenceEncoder(nn.Module):
         self,
         sentences: str | Sequence[str],
         batch_size: int = 32,
-        normalize: bool | None = None,
-        show_progress: bool | None = None,
-        device: str | torch.device | None = None,
-        sort_by_length: bool = True,
         *,
         prompt_name: str | None = None,
         prompt: str | None = None,
@@ -527,23 +543,39 @@ class SentenceEncoder(nn.Module):
         precision: str = "float32",
         convert_to_numpy: bool = True,
         convert_to_tensor: bool = False,
-        normalize_embeddings: bool | None = None,
+        device: str | torch.device | None = None,
+        normalize_embeddings: bool = False,
         truncate_dim: int | None = None,
+        sort_by_length: bool = True,
         compute_dtype: str | torch.dtype | None = None,
         bucket: int | Sequence[int] | str | None = "auto",
         pipeline: bool | None = None,
+        **deprecated: Any,
     ) -> Any:
-        """Embed sentences: by default a ``float32`` array ``[n, d]`` in input order.
+        r"""Embed sentences: by default a ``float32`` array ``[n, d]`` in input order.
+
+        The keywords up to ``truncate_dim`` are sentence-transformers' (``SentenceTransformer.
+        encode``) and mean what they mean there, so code written for one runs with the other.
 
         Args:
-            sentences: non-empty strings (a clear error names the first bad item). A single
-                string gives a single vector ``[d]``, as in sentence-transformers.
+            sentences: strings (a clear error names the first bad item). A single string gives a
+                single vector ``[d]``; an empty list gives an empty result (``[0, d]``).
             batch_size: sentences per forward pass.
-            normalize: L2-normalise; ``None`` uses the model's own setting, ``False`` turns the
-                model's normalisation off.
-            show_progress: tqdm bar; ``None`` shows one for more than 2,048 sentences.
+            prompt_name / prompt: an instruction put before every sentence, by its name in the
+                model's :attr:`prompts` or as text; the model's default prompt applies otherwise
+                (``prompt=""`` for none).
+            show_progress_bar: tqdm bar; ``None`` shows one for more than 2,048 sentences.
+            output_value: ``"sentence_embedding"``, or ``"token_embeddings"``: one
+                ``[tokens, hidden]`` tensor a sentence.
+            precision: ``"float32"``, ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"``
+                (:mod:`sbert_tutor.quantize`; int8/uint8 ranges come from this call's embeddings).
+            convert_to_numpy: ``False`` (and no tensor): a list of 1-D tensors.
+            convert_to_tensor: one ``torch.Tensor`` on the compute device.
             device: where to run; ``None`` keeps the model's device. The model goes back to its
                 device afterwards; a device this machine lacks is a ``ValueError`` before any work.
+            normalize_embeddings: ``True``: :math:`u / \lVert u \rVert_2`, after ``truncate_dim``.
+                ``False`` adds nothing: a model that normalises (:attr:`normalize`) still does.
+            truncate_dim: keep the first ``k`` dimensions (Matryoshka models).
             sort_by_length: smart batching (sort by token count); ``False`` keeps input order,
                 which only exists to measure what sorting buys (book: computational efficiency).
             compute_dtype: ``"auto"``, ``"fp32"``, ``"fp16"`` or ``"bf16"`` (or a torch dtype):
@@ -559,58 +591,65 @@ class SentenceEncoder(nn.Module):
                 once per batch); batches then come from chunks of 16 batches sorted by length.
                 ``None``: on CUDA only. Same embeddings as the serial path.
 
-        The keywords of sentence-transformers' ``encode`` mean what they mean there:
-
-        * ``convert_to_tensor=True``: one ``torch.Tensor`` on the compute device;
-          ``convert_to_numpy=False`` (and no tensor): a list of 1-D tensors.
-        * ``normalize_embeddings=True``: L2-normalise the output (after ``truncate_dim``);
-          ``False`` adds nothing, the model's own normalisation still applies.
-        * ``show_progress_bar``: same as ``show_progress``.
-        * ``precision``: ``"float32"``, ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"``
-          (:mod:`sbert_tutor.quantize`; int8/uint8 ranges come from this batch).
-        * ``prompt`` / ``prompt_name``: an instruction put before every sentence, given as text
-          or by its name in the model's prompts; the model's default prompt applies otherwise
-          (pass ``prompt=""`` for none).
-        * ``truncate_dim``: keep the first ``k`` dimensions (Matryoshka models).
-        * ``output_value="token_embeddings"``: one ``[tokens, hidden]`` tensor a sentence.
+        Deprecated (removed in the next release; each warns with a ``FutureWarning``):
+        ``show_progress=`` is ``show_progress_bar=``; ``normalize=True`` is
+        ``normalize_embeddings=True``; ``normalize=False`` leaves out the model's own
+        normalisation, which ``encoder.with_pooling(encoder.pooling, normalize=False)`` does for
+        good.
         """
-        from tqdm.auto import tqdm
-
         single = isinstance(sentences, str)
-        items = check_sentences([sentences] if single else sentences)
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        show_progress = _merge_flag("show_progress", show_progress, show_progress_bar)
-        extra_normalize = bool(normalize_embeddings)
-        if normalize is False and extra_normalize:
-            raise ValueError(
-                "normalize=False and normalize_embeddings=True contradict each other; pass one"
-            )
-        normalize = self.normalize if normalize is None else normalize
-        precision = check_precision(precision)
-        if output_value not in OUTPUT_VALUES:
-            raise ValueError(
-                f"output_value={output_value!r} is not supported; use 'sentence_embedding' "
-                "(the default) or 'token_embeddings'"
-            )
-        tokens_out = output_value == "token_embeddings"
-        if tokens_out and precision != "float32":
-            raise ValueError("precision applies to sentence embeddings, not to token_embeddings")
-        if truncate_dim is not None and not 0 < truncate_dim <= self.embedding_dim:
-            raise ValueError(
-                f"truncate_dim must be between 1 and the embedding size {self.embedding_dim}, "
-                f"got {truncate_dim}"
-            )
-        if precision in ("int8", "uint8") and len(items) < 2:
-            raise ValueError(
-                f"precision={precision!r} takes each dimension's range from the batch, which one "
-                "sentence cannot give; encode several sentences, or encode in float32 and call "
-                "sbert_tutor.quantize.quantize_embeddings with calibration_embeddings="
-            )
-        home = self.device
-        target = check_device(device) if device is not None else home
+        items = check_sentences([sentences] if single else sentences, allow_empty=True)
+        keep_model_normalize, normalize_embeddings, show_progress_bar = _deprecated_keywords(
+            deprecated, normalize_embeddings, show_progress_bar
+        )
+        tokens_out = _check_output(
+            len(items), batch_size, output_value, precision, truncate_dim, self.embedding_dim
+        )
+        plan = self._compute_plan(device, compute_dtype, bucket, pipeline)
         text_prompt = self._prompt_text(prompt, prompt_name)
-        prompt_length = self._prompt_length(text_prompt)
+        finish = functools.partial(
+            self._finish,
+            prompt_length=self._prompt_length(text_prompt),
+            normalize=self.normalize and keep_model_normalize,
+            truncate_dim=truncate_dim,
+            extra_normalize=normalize_embeddings,
+            autocast_device=plan.device if plan.cast_to is not None else None,
+        )
+        n = len(items)
+        width = self.embedding_dim if truncate_dim is None else truncate_dim
+        tokens: list[Any] = [None] * n
+        sink: HostSink | DeviceSink = (
+            DeviceSink(width, plan.device)
+            if convert_to_tensor or not convert_to_numpy or tokens_out
+            else HostSink(n, width, plan.device, asynchronous=plan.pipelined)
+        )
+        if show_progress_bar is None:
+            show_progress_bar = n > PROGRESS_THRESHOLD
+        truncated = [0]
+        texts = self._texts(items, text_prompt)
+        states = self._hidden_states(
+            texts, batch_size, sort_by_length, plan, show_progress_bar, truncated
+        )
+        with closing(states):
+            for batch, hidden, mask in states:
+                if tokens_out:
+                    _keep_tokens(tokens, batch, hidden, left=self._left_padding)
+                else:
+                    sink.add(batch.positions, finish(hidden, mask))
+        _warn_truncated(truncated[0], n, self.max_seq_length)
+        if tokens_out:
+            return tokens[0] if single else tokens
+        return _convert(sink.finish(), precision, convert_to_tensor, convert_to_numpy, single)
+
+    def _compute_plan(
+        self,
+        device: str | torch.device | None,
+        compute_dtype: str | torch.dtype | None,
+        bucket: int | Sequence[int] | str | None,
+        pipeline: bool | None,
+    ) -> _ComputePlan:
+        """Where and in which arithmetic :meth:`encode` runs (its speed keywords, resolved)."""
+        target = check_device(device) if device is not None else self.device
         weights = next(self.model.parameters()).dtype
         setting = compute_dtype if compute_dtype is not None else self.compute_dtype
         cast_to = autocast_dtype(
@@ -619,121 +658,214 @@ class SentenceEncoder(nn.Module):
             explicit=not (isinstance(setting, str) and setting.strip().lower() == "auto"),
         )
         padding_side = "left" if self._left_padding else "right"
-        buckets = resolve_bucket(bucket, target, cast_to or weights, padding_side)
-        pipelined = target.type == "cuda" if pipeline is None else bool(pipeline)
-        if show_progress is None:
-            show_progress = len(items) > PROGRESS_THRESHOLD
-        keep_on_device = convert_to_tensor or not convert_to_numpy or tokens_out
-        width = self.embedding_dim if truncate_dim is None else truncate_dim
-        n = len(items)
-        sink = None if keep_on_device else HostSink(n, width, target, asynchronous=pipelined)
-        rows: list[torch.Tensor] = []  # embeddings on the device, in plan order
-        plan: list[np.ndarray] = []  # input positions, in plan order
-        parts: list[Any] = [None] * n
-        truncated = [0]
+        return _ComputePlan(
+            device=target,
+            weights=weights,
+            cast_to=cast_to,
+            bucket=resolve_bucket(bucket, target, cast_to or weights, padding_side),
+            pipelined=target.type == "cuda" if pipeline is None else bool(pipeline),
+        )
+
+    def _hidden_states(
+        self,
+        texts: list[str],
+        batch_size: int,
+        sort_by_length: bool,
+        plan: _ComputePlan,
+        show_progress_bar: bool,
+        truncated: list[int],
+    ) -> Iterator[tuple[Batch, torch.Tensor, torch.Tensor]]:
+        """``(batch, last hidden state, attention mask)`` for every batch of :meth:`encode`.
+
+        The model runs on ``plan.device`` in eval mode under ``torch.inference_mode`` and the
+        plan's precision; those settings hold while the caller handles a batch, and closing the
+        generator (``contextlib.closing``) restores them and puts the model back on its device
+        in its train/eval mode, even when the caller fails. ``truncated[0]`` counts the inputs
+        cut to ``max_seq_length``.
+        """
+        from tqdm.auto import tqdm
+
         batches = self._batches(
-            self._texts(items, text_prompt),
+            texts,
             batch_size,
             sort_by_length,
-            batch_size * CHUNK_BATCHES if pipelined else None,
-            buckets,
-            pin=target.type == "cuda",
+            batch_size * CHUNK_BATCHES if plan.pipelined else None,
+            plan.bucket,
+            pin=plan.device.type == "cuda",
             truncated=truncated,
         )
-        was_training = self.training
-        moved = target != home
+        home, was_training = self.device, self.training
+        moved = plan.device != home
         if moved:
-            self.to(target)
+            self.to(plan.device)
         self.eval()
         source: Any = batches
         try:
             with (
                 torch.inference_mode(),
                 tokenizer_parallelism(),
-                compute_context(target, cast_to, weights, self.cudnn_attention),
+                compute_context(plan.device, plan.cast_to, plan.weights, self.cudnn_attention),
             ):
-                if pipelined:
-                    source = Prefetcher(batches, init=thread_init(target))
-                total = -(-n // batch_size)
+                if plan.pipelined:
+                    source = Prefetcher(batches, init=thread_init(plan.device))
+                total = -(-len(texts) // batch_size)
                 bar = tqdm(
-                    source, total=total, desc="encode", unit="batch", disable=not show_progress
+                    source, total=total, desc="encode", unit="batch", disable=not show_progress_bar
                 )
                 for batch in bar:
                     inputs = {
-                        k: v.to(target, non_blocking=pipelined) for k, v in batch.tensors.items()
+                        k: v.to(plan.device, non_blocking=plan.pipelined)
+                        for k, v in batch.tensors.items()
                     }
                     hidden = self.model(**inputs).last_hidden_state
-                    if tokens_out:
-                        left = self._left_padding
-                        for row, (i, length) in enumerate(
-                            zip(batch.positions, batch.lengths, strict=True)
-                        ):
-                            end = batch.width if left else int(length)
-                            parts[i] = hidden[row, :end].float().clone()
-                        continue
-                    emb = self._finish(
-                        hidden,
-                        inputs["attention_mask"],
-                        prompt_length,
-                        normalize,
-                        truncate_dim,
-                        extra_normalize,
-                        target if cast_to is not None else None,
-                    )
-                    if sink is not None:
-                        sink.add(batch.positions, emb)
-                    else:
-                        rows.append(emb)
-                        plan.append(batch.positions)
-                out = sink.finish() if sink is not None else None  # the one wait for the GPU
-                result = None
-                if rows:  # one tensor on the device, rows put back in input order there
-                    stacked = torch.cat(rows)
-                    order = torch.from_numpy(np.concatenate(plan)).to(stacked.device)
-                    result = torch.empty_like(stacked)
-                    result[order] = stacked
+                    yield batch, hidden, inputs["attention_mask"]
         finally:
             if isinstance(source, Prefetcher):
                 source.close()
             if moved:
                 self.to(home)
             self.train(was_training)
-        _warn_truncated(truncated[0], n, self.max_seq_length)
-        if tokens_out:
-            return parts[0] if single else parts
-        return _convert(out, result, precision, convert_to_tensor, convert_to_numpy, single)
+
+    def similarity(self, embeddings1: Any, embeddings2: Any) -> torch.Tensor:
+        r"""Cosine similarity of every pair of rows: ``[n, m]``, as sentence-transformers'
+        ``model.similarity`` (whose default function is cosine).
+
+        :math:`S_{ij} = \cos(a_i, b_j) = a_i \cdot b_j / (\lVert a_i \rVert \lVert b_j \rVert)`,
+        computed by :func:`sbert_tutor.similarity.cosine_matrix` (in float64 on the CPU) and
+        returned as a float32 CPU tensor. Inputs: arrays or tensors ``[n, d]`` or ``[d]``, or
+        lists of 1-D ones (what :meth:`encode` returns for each of its output types).
+        """
+        return torch.from_numpy(
+            cosine_matrix(as_matrix(embeddings1), as_matrix(embeddings2))
+        ).float()
+
+    def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> torch.Tensor:
+        r"""Cosine similarity of aligned rows: ``[n]`` with :math:`\cos(a_i, b_i)`, as
+        sentence-transformers' ``model.similarity_pairwise``
+        (:func:`sbert_tutor.similarity.paired_cosine`; float32 CPU tensor)."""
+        return torch.from_numpy(
+            paired_cosine(as_matrix(embeddings1), as_matrix(embeddings2))
+        ).float()
 
 
-def _merge_flag(name: str, ours: bool | None, theirs: bool | None) -> bool | None:
-    """Our keyword and sentence-transformers' name for it: either, or both when they agree."""
-    if ours is not None and theirs is not None and bool(ours) != bool(theirs):
-        raise ValueError(f"{name}={ours} and its sentence-transformers name say different things")
-    return ours if ours is not None else theirs
+@dataclass(frozen=True)
+class _ComputePlan:
+    """Where and how :meth:`SentenceEncoder.encode` runs: the device, the weights' dtype, the
+    autocast dtype (``None``: the weights' own), the padding buckets, the pipelined path."""
+
+    device: torch.device
+    weights: torch.dtype
+    cast_to: torch.dtype | None
+    bucket: Bucket
+    pipelined: bool
+
+
+#: ``encode`` keywords from before it took sentence-transformers' names -> those names.
+DEPRECATED_ENCODE_KEYWORDS = {
+    "normalize": "normalize_embeddings",
+    "show_progress": "show_progress_bar",
+}
+
+
+def _deprecated_keywords(
+    old: dict[str, Any], normalize_embeddings: bool, show_progress_bar: bool | None
+) -> tuple[bool, bool, bool | None]:
+    """``(keep the model's normalisation, normalize_embeddings, show_progress_bar)`` with the
+    deprecated keywords of :meth:`SentenceEncoder.encode` folded in (each warns, naming its
+    replacement); any other unknown keyword is a ``TypeError``, as Python raises it."""
+    unknown = [name for name in old if name not in DEPRECATED_ENCODE_KEYWORDS]
+    if unknown:
+        raise TypeError(f"encode() got an unexpected keyword argument {unknown[0]!r}")
+    for name, value in old.items():
+        advice = f"use {DEPRECATED_ENCODE_KEYWORDS[name]}= (sentence-transformers' name)"
+        if name == "normalize" and value is False:
+            advice = (
+                "for embeddings without the model's own normalisation, use "
+                "encoder.with_pooling(encoder.pooling, normalize=False)"
+            )
+        warnings.warn(
+            f"encode({name}=...) is deprecated and will be removed in the next release; {advice}",
+            FutureWarning,
+            stacklevel=3,
+        )
+    keep_model_normalize = True
+    if old.get("show_progress") is not None:
+        if show_progress_bar is not None:
+            raise ValueError("show_progress is the old name of show_progress_bar: pass only that")
+        show_progress_bar = bool(old["show_progress"])
+    if old.get("normalize") is True:
+        normalize_embeddings = True
+    elif old.get("normalize") is False:
+        if normalize_embeddings:
+            raise ValueError(
+                "normalize=False and normalize_embeddings=True contradict each other; pass one"
+            )
+        keep_model_normalize = False
+    return keep_model_normalize, bool(normalize_embeddings), show_progress_bar
+
+
+def _check_output(
+    n: int,
+    batch_size: int,
+    output_value: str | None,
+    precision: str,
+    truncate_dim: int | None,
+    embedding_dim: int,
+) -> bool:
+    """Check :meth:`SentenceEncoder.encode`'s output keywords before any work; ``True`` when
+    token embeddings are asked for."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    check_precision(precision)
+    if output_value not in OUTPUT_VALUES:
+        raise ValueError(
+            f"output_value={output_value!r} is not supported; use 'sentence_embedding' "
+            "(the default) or 'token_embeddings'"
+        )
+    tokens_out = output_value == "token_embeddings"
+    if tokens_out and precision != "float32":
+        raise ValueError("precision applies to sentence embeddings, not to token_embeddings")
+    if truncate_dim is not None and not 0 < truncate_dim <= embedding_dim:
+        raise ValueError(
+            f"truncate_dim must be between 1 and the embedding size {embedding_dim}, "
+            f"got {truncate_dim}"
+        )
+    if precision in ("int8", "uint8") and n == 1:
+        raise ValueError(
+            f"precision={precision!r} takes each dimension's range from the batch, which one "
+            "sentence cannot give; encode several sentences, or encode in float32 and call "
+            "sbert_tutor.quantize.quantize_embeddings with calibration_embeddings="
+        )
+    return tokens_out
+
+
+def _keep_tokens(tokens: list[Any], batch: Batch, hidden: torch.Tensor, left: bool) -> None:
+    """Each row's token embeddings ``[tokens, hidden]`` (right padding cut off, as in
+    sentence-transformers) into ``tokens`` at its input position, as float32 copies."""
+    for row, (i, length) in enumerate(zip(batch.positions, batch.lengths, strict=True)):
+        end = batch.width if left else int(length)
+        tokens[i] = hidden[row, :end].float().clone()
 
 
 def _convert(
-    out: np.ndarray | None,
-    result: torch.Tensor | None,
+    embeddings: np.ndarray | torch.Tensor,
     precision: str,
     convert_to_tensor: bool,
     convert_to_numpy: bool,
     single: bool,
 ) -> Any:
-    """The return value sentence-transformers gives for the same keywords (``out``: the numpy
-    array, or ``result``: one tensor on the device, rows in input order)."""
+    """The return value sentence-transformers gives for the same keywords (``embeddings``: the
+    numpy array, or one tensor on the device, rows in input order)."""
     if precision != "float32":
-        array = out if out is not None else result.cpu().numpy()
-        value: Any = quantize_embeddings(array, precision)
+        value: Any = quantize_embeddings(embeddings, precision)
         if convert_to_tensor:
             value = torch.as_tensor(value)
         elif not convert_to_numpy:
             value = list(torch.from_numpy(value))
-    elif out is not None:
-        value = out
-    elif convert_to_tensor:
-        value = result
+    elif isinstance(embeddings, np.ndarray) or convert_to_tensor:
+        value = embeddings
     else:
-        value = list(result)
+        value = list(embeddings)
     return value[0] if single else value
 
 

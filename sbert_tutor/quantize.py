@@ -66,6 +66,8 @@ def quantize_embeddings(
     if precision == "float32":
         return x.astype(np.float32)
     if precision in ("int8", "uint8"):
+        if ranges is None and calibration_embeddings is None and x.shape[0] == 0:
+            ranges = np.zeros((2, x.shape[-1]), dtype=np.float32)  # no rows: nothing to scale
         if ranges is None:
             ranges = quantization_ranges(
                 x if calibration_embeddings is None else calibration_embeddings

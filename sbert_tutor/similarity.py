@@ -5,7 +5,26 @@ r"""Similarity functions on embeddings (numpy), shared by the evaluators and the
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+
+def as_matrix(embeddings: Any) -> np.ndarray:
+    """Embeddings as a 2-D numpy array ``[n, d]``: from an array or tensor (``[d]`` becomes
+    ``[1, d]``) or a list of 1-D arrays or tensors (stacked), e.g. any output of ``encode``."""
+    if isinstance(embeddings, (list, tuple)):
+        if not embeddings:
+            raise ValueError("no embeddings given: the list is empty")
+        embeddings = [_as_array(e) for e in embeddings]
+        return np.stack(embeddings)
+    return np.atleast_2d(_as_array(embeddings))
+
+
+def _as_array(x: Any) -> np.ndarray:
+    if hasattr(x, "detach"):  # a torch tensor, on any device
+        x = x.detach().float().cpu().numpy()
+    return np.asarray(x)
 
 
 def normalize_rows(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:

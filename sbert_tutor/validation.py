@@ -14,10 +14,13 @@ from typing import Any
 import numpy as np
 
 
-def check_sentences(sentences: object, name: str = "sentences") -> list[str]:
+def check_sentences(
+    sentences: object, name: str = "sentences", *, allow_empty: bool = False
+) -> list[str]:
     """Return ``sentences`` as a list of non-empty strings, or raise a helpful error.
 
-    A single string is rejected (rather than silently treated as a list of characters).
+    A single string is rejected (rather than silently treated as a list of characters). An empty
+    list is an error unless ``allow_empty`` (``encode([])`` returns an empty result).
     """
     if isinstance(sentences, str):
         raise TypeError(
@@ -26,7 +29,7 @@ def check_sentences(sentences: object, name: str = "sentences") -> list[str]:
     if sentences is None or not isinstance(sentences, Iterable):
         raise TypeError(f"{name} must be a list of strings, got {type(sentences).__name__}")
     items = list(sentences)
-    if not items:
+    if not items and not allow_empty:
         raise ValueError(f"{name} is empty: pass at least one sentence")
     for i, s in enumerate(items):
         if not isinstance(s, str):

@@ -214,7 +214,7 @@ def test_the_notes_reach_the_sts_table_note(tables, tmp_path, monkeypatch):
     from sbert_tutor.evaluation.sts import evaluate_sts
 
     class Lengths:  # a stand-in encoder: sentence length and a constant, enough for a note
-        def encode(self, sentences, batch_size=64, show_progress=None):
+        def encode(self, sentences, batch_size=64, show_progress_bar=None):
             return np.array([[len(s), 1.0] for s in sentences])
 
     run_hub(monkeypatch, lambda: None, tables, tmp_path, [])

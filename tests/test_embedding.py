@@ -1,4 +1,5 @@
-"""encode_unique: each distinct text encoded once, rows aligned with the input, in a stated order."""
+"""encode_unique: each distinct text encoded once, rows aligned with the input, in a stated order;
+encode_texts: the one way the library calls an encoder (sentence-transformers' keyword names)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from sbert_tutor import embedding
-from sbert_tutor.embedding import encode_unique
+from sbert_tutor.embedding import encode_texts, encode_unique
 
 
 class Recording:
@@ -17,8 +18,9 @@ class Recording:
     def __init__(self):
         self.calls: list[list[str]] = []
 
-    def encode(self, sentences, *, batch_size=64, show_progress=None):
+    def encode(self, sentences, *, batch_size=64, show_progress_bar=None):
         self.calls.append(list(sentences))
+        self.progress = show_progress_bar
         return np.array([[len(s), ord(s[0])] for s in sentences], dtype=np.float32)
 
 
@@ -37,3 +39,44 @@ def test_rows_follow_the_input_and_each_text_is_encoded_once():
 
 def test_docstring_example():
     assert doctest.testmod(embedding).failed == 0
+
+
+class OldStyle(Recording):
+    """An encoder written against the old protocol (``show_progress``)."""
+
+    def encode(self, sentences, *, batch_size=64, show_progress=None):
+        return super().encode(sentences, batch_size=batch_size, show_progress_bar=show_progress)
+
+
+class Forwarding(Recording):
+    """An encoder that takes any keyword (as sentence-transformers' ``encode`` does)."""
+
+    def encode(self, sentences, **kwargs):
+        self.kwargs = kwargs
+        return super().encode(sentences, batch_size=kwargs["batch_size"])
+
+
+@pytest.mark.parametrize("progress", [True, False, None])
+def test_encode_texts_passes_show_progress_bar(progress):
+    encoder, forwarding = Recording(), Forwarding()
+    encode_texts(encoder, ["a"], batch_size=3, show_progress_bar=progress)
+    encode_texts(forwarding, ["a"], batch_size=3, show_progress_bar=progress)
+    assert encoder.progress is progress
+    assert forwarding.kwargs == {"batch_size": 3, "show_progress_bar": progress}
+
+
+def test_an_encoder_with_the_old_keyword_still_works_with_a_warning():
+    encoder = OldStyle()
+    with pytest.warns(
+        FutureWarning, match="OldStyle.encode takes show_progress=.*show_progress_bar"
+    ):
+        emb = encode_unique(encoder, ["bb", "a", "bb"], show_progress=True)
+    assert encoder.progress is True
+    np.testing.assert_array_equal(emb, [[2, 98], [1, 97], [2, 98]])
+
+
+def test_a_sentence_transformers_model_is_an_encoder(st_minilm, minilm):
+    texts = ["A man plays a guitar.", "A dog runs.", "A man plays a guitar."]
+    np.testing.assert_allclose(
+        encode_unique(st_minilm, texts), encode_unique(minilm, texts), atol=1e-5, rtol=0
+    )

@@ -105,6 +105,65 @@ def test_token_embeddings_like_sentence_transformers(minilm, st_minilm):
     _same(ours, ref)
 
 
+EMPTY_CALLS = [
+    {},
+    {"convert_to_tensor": True},
+    {"convert_to_numpy": False},
+    {"truncate_dim": 64, "normalize_embeddings": True},
+    *({"precision": p} for p in ("int8", "uint8", "binary", "ubinary")),
+    {"precision": "binary", "convert_to_tensor": True},
+    {"precision": "int8", "convert_to_numpy": False},
+    {"output_value": "token_embeddings"},
+    {"output_value": "token_embeddings", "convert_to_tensor": True},
+]
+
+
+@pytest.mark.parametrize("kw", EMPTY_CALLS, ids=lambda kw: ",".join(map(str, kw.values())) or "-")
+def test_empty_input_gives_an_empty_result(minilm, st_minilm, kw):
+    """``encode([])`` returns what sentence-transformers returns: the same type, with no rows.
+
+    Where that is an array or tensor, sentence-transformers 6.2 gives a bare ``(0,)`` (float64
+    for numpy); ours keeps the width, dtype and device of a non-empty result, ``[0, d]``, so it
+    stacks with other embeddings. Lists are empty lists in both.
+    """
+    ours = minilm.encode([], **kw)
+    theirs = st_minilm.encode([], **kw)
+    assert type(ours) is type(theirs)
+    if isinstance(theirs, list):
+        assert ours == [] == theirs
+        return
+    assert theirs.shape[0] == 0
+    full = st_minilm.encode(TEXTS[:2], **kw)  # a non-empty result of the same call
+    assert ours.shape == (0, full.shape[1]) and ours.dtype == full.dtype
+    if isinstance(full, torch.Tensor):
+        assert ours.device == full.device
+
+
+SIMILARITY_INPUTS = {
+    "numpy": lambda e: e,
+    "tensor": torch.from_numpy,
+    "list of tensors": lambda e: list(torch.from_numpy(e)),
+    "one vector": lambda e: e[0],
+}
+
+
+@pytest.mark.parametrize("form", SIMILARITY_INPUTS)
+def test_similarity_equals_sentence_transformers(raw_pair, form):
+    """Cosine of every pair (and of aligned pairs), on the same embeddings, in the forms encode
+    returns; unnormalised embeddings, so the norms are really divided out."""
+    ours, theirs = raw_pair
+    emb = theirs.encode(TEXTS)
+    a, b = SIMILARITY_INPUTS[form](emb[:3]), SIMILARITY_INPUTS[form](emb[2:])
+    got, ref = ours.similarity(a, b), theirs.similarity(a, b)
+    assert isinstance(got, torch.Tensor) and (got.dtype, got.shape) == (ref.dtype, ref.shape)
+    torch.testing.assert_close(got, ref, atol=1e-6, rtol=0)
+    if form != "one vector":
+        b = SIMILARITY_INPUTS[form](emb[3:6])
+        got, ref = ours.similarity_pairwise(a, b), theirs.similarity_pairwise(a, b)
+        assert (got.dtype, got.shape) == (ref.dtype, ref.shape) == (torch.float32, (3,))
+        torch.testing.assert_close(got, ref, atol=1e-6, rtol=0)
+
+
 def test_int8_of_one_sentence_says_why(minilm):
     with pytest.raises(ValueError, match="one sentence cannot give"):
         minilm.encode("just one", precision="int8")
@@ -116,11 +175,12 @@ def test_int8_of_one_sentence_says_why(minilm):
         ({"output_value": None}, "output_value=None is not supported"),
         ({"precision": "int4"}, "unknown precision 'int4'"),
         ({"normalize": False, "normalize_embeddings": True}, "contradict"),
-        ({"show_progress": True, "show_progress_bar": False}, "say different things"),
+        ({"show_progress": True, "show_progress_bar": False}, "pass only that"),
         ({"prompt_name": "query"}, r"prompt_name 'query' is not one of this model's prompts"),
         ({"truncate_dim": 1000}, "truncate_dim must be between 1 and the embedding size 384"),
     ],
 )
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # the old names warn first
 def test_bad_keywords_say_what_to_do(minilm, kw, match):
     with pytest.raises(ValueError, match=match):
         minilm.encode(TEXTS, **kw)

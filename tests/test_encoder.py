@@ -45,12 +45,45 @@ def test_order_and_batching_do_not_change_results(minilm):
     np.testing.assert_allclose(a, one_by_one, atol=1e-5)
 
 
-def test_normalize_switch(minilm):
-    raw = minilm.encode(SENTENCES[:3], normalize=False)
-    unit = minilm.encode(SENTENCES[:3], normalize=True)
+def test_normalize_embeddings_on_a_model_without_normalisation(minilm):
+    raw_model = minilm.with_pooling("mean", normalize=False)
+    raw = raw_model.encode(SENTENCES[:3])
+    unit = raw_model.encode(SENTENCES[:3], normalize_embeddings=True)
     assert not np.allclose(np.linalg.norm(raw, axis=1), 1.0)
     np.testing.assert_allclose(np.linalg.norm(unit, axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(unit, raw / np.linalg.norm(raw, axis=1, keepdims=True), atol=1e-5)
+    np.testing.assert_allclose(minilm.encode(SENTENCES[:3]), unit, atol=1e-6)  # the model's own
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ({"normalize": True}, {"normalize_embeddings": True}),
+        ({"show_progress": False}, {"show_progress_bar": False}),
+        ({"show_progress": True}, {"show_progress_bar": True}),
+    ],
+)
+def test_old_keywords_still_work_for_one_release(minilm, old, new, capsys):
+    raw_model = minilm.with_pooling("mean", normalize=False)
+    with pytest.warns(FutureWarning, match=f"encode\\({next(iter(old))}=.*use {next(iter(new))}="):
+        got = raw_model.encode(SENTENCES[:3], **old)
+    bar_with_old = capsys.readouterr().err
+    expected = raw_model.encode(SENTENCES[:3], **new)
+    assert ("encode" in bar_with_old) == ("encode" in capsys.readouterr().err)  # same bar
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_old_normalize_false_still_drops_the_models_normalisation(minilm):
+    with pytest.warns(FutureWarning, match=r"with_pooling\(encoder.pooling, normalize=False\)"):
+        got = minilm.encode(SENTENCES[:3], normalize=False)
+    raw = minilm.with_pooling("mean", normalize=False).encode(SENTENCES[:3])
+    np.testing.assert_array_equal(got, raw)
+    assert not np.allclose(np.linalg.norm(got, axis=1), 1.0)
+
+
+def test_unknown_keyword_is_a_type_error(minilm):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'normalise'"):
+        minilm.encode(SENTENCES[:3], normalise=True)
 
 
 def test_reads_sentence_transformers_config(minilm):
@@ -67,7 +100,6 @@ def test_reads_sentence_transformers_config(minilm):
 @pytest.mark.parametrize(
     "bad, error, match",
     [
-        ([], ValueError, "empty"),
         (["fine", None], TypeError, r"sentences\[1\] is NoneType"),
         (["fine", 3], TypeError, r"sentences\[1\] is int"),
         (["fine", "   "], ValueError, r"sentences\[1\] is an empty string"),

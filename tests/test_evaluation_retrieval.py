@@ -36,7 +36,7 @@ class ToyEncoder:
         self.table = {k: np.asarray(v, dtype=np.float32) for k, v in table.items()}
         self.calls = []
 
-    def encode(self, sentences, batch_size=32, show_progress=None):
+    def encode(self, sentences, batch_size=32, show_progress_bar=None):
         self.calls.append(len(sentences))
         return np.stack([self.table[s] for s in sentences])
 

@@ -33,6 +33,54 @@ def test_matches_embedding_similarity_evaluator(minilm, st_minilm, task):
     )
 
 
+@needs_data
+def test_own_pairs_match_embedding_similarity_evaluator(minilm, st_minilm):
+    """200 real STSb test pairs given as the user's own, in both forms sentence-transformers'
+    evaluator users have them: the correlations are the evaluator's (x100)."""
+    from sentence_transformers.evaluation import EmbeddingSimilarityEvaluator
+
+    stsb = load_sts("stsb", "test")
+    s1, s2, gold = stsb.sentences1[:200], stsb.sentences2[:200], stsb.scores[:200].tolist()
+    ref = EmbeddingSimilarityEvaluator(s1, s2, gold, name="x")(st_minilm)
+    as_tuples = evaluate_sts(minilm, pairs=list(zip(s1, s2, gold, strict=True)))
+    as_lists = evaluate_sts(minilm, sentences1=s1, sentences2=s2, scores=np.array(gold))
+    for result in (as_tuples, as_lists):
+        assert len(result.table) == 1
+        row = result.table.iloc[0]
+        assert (row["task"], row["n"]) == ("pairs", 200)
+        assert row["spearman"] / 100 == pytest.approx(ref["x_spearman_cosine"], abs=1e-6)
+        assert row["pearson"] / 100 == pytest.approx(ref["x_pearson_cosine"], abs=1e-6)
+        prov = result.provenance
+        assert prov["data"] == "the user's own pairs (200 pairs)"
+        assert prov["data_sources"] == {"pairs": "the user's own pairs (200 pairs)"}
+        assert prov["data_files"] == {} and "split" not in prov
+        assert prov["model"]["name"] == minilm.name
+
+
+def test_own_pairs_are_checked():
+    class Lengths:
+        def encode(self, sentences, *, batch_size=64, show_progress_bar=None):
+            return np.array([[len(s), 1.0] for s in sentences])
+
+    good = [("a", "bb", 1.0), ("ccc", "d", 2.0), ("ee", "fff", 0.5)]
+    data = STSData.from_pairs(good, name="mine")
+    assert evaluate_sts(Lengths(), pairs=data).table.iloc[0]["task"] == "mine"
+    with pytest.raises(ValueError, match=r"scores\[1\] is nan: gold scores must be finite"):
+        evaluate_sts(Lengths(), pairs=[("a", "b", 1.0), ("c", "d", float("nan"))])
+    with pytest.raises(ValueError, match=r"pairs\[1\] is \('c', 'd'\): each pair must be"):
+        evaluate_sts(Lengths(), pairs=[("a", "b", 1.0), ("c", "d")])
+    with pytest.raises(ValueError, match="length mismatch: sentences1=2, sentences2=1"):
+        evaluate_sts(Lengths(), sentences1=["a", "b"], sentences2=["c"], scores=[1, 2])
+    with pytest.raises(ValueError, match=r"sentences2\[0\] is an empty string"):
+        evaluate_sts(Lengths(), sentences1=["a"], sentences2=[" "], scores=[1])
+    with pytest.raises(ValueError, match="all three of sentences1=, sentences2=, scores="):
+        evaluate_sts(Lengths(), sentences1=["a"], sentences2=["b"])
+    with pytest.raises(ValueError, match="not both"):
+        evaluate_sts(Lengths(), tasks="stsb", pairs=good)
+    with pytest.raises(ValueError, match="not both"):
+        evaluate_sts(Lengths(), pairs=good, scores=[1.0, 2.0, 3.0])
+
+
 def _toy(name="sts12"):
     # Subset A: predictions rank the 3 pairs exactly as gold -> rho = 100.
     # Subset B: predictions rank the 2 pairs in reverse -> rho = -100.

@@ -33,7 +33,7 @@ class LookupEncoder:
         self.vectors = vectors
         self.calls: list[list[str]] = []
 
-    def encode(self, sentences, batch_size=32, show_progress=None):
+    def encode(self, sentences, batch_size=32, show_progress_bar=None):
         self.calls.append(list(sentences))
         return np.stack([self.vectors[s] for s in sentences]).astype(np.float32)
 

@@ -7,7 +7,8 @@ Formats checked (see ``sbert_tutor.st_format``):
   ``sentence_bert_config.json`` with ``max_seq_length``, an empty ``2_Normalize``), and the packaged
   all-MiniLM-L6-v2, a folder written by sentence-transformers 2.0;
 * < 2.0, the transformer in ``0_Transformer/`` with its config inside;
-* ours (``SentenceEncoder.save``) read by sentence-transformers.
+* ours (``SentenceEncoder.save``) read by sentence-transformers, and the model card it writes
+  (read by huggingface_hub; its facts are what sentence-transformers reads from the folder).
 
 Each is compared to 1e-5 on 200 real texts (5 longer than 256 word pieces) for all-MiniLM-L6-v2,
 and on a random tiny model for every pooling mode with and without Normalize, Dense, T5 and prompts.
@@ -15,6 +16,8 @@ and on a random tiny model for every pooling mode with and without Normalize, De
 
 from __future__ import annotations
 
+import copy
+import itertools
 import json
 import os
 import warnings
@@ -26,6 +29,7 @@ import torch
 
 from sbert_tutor import SentenceEncoder
 from sbert_tutor.encoder import TruncationWarning
+from tests.conftest import needs_data
 from tests.test_encoder import SENTENCES
 
 st = pytest.importorskip("sentence_transformers")
@@ -309,3 +313,110 @@ def test_plain_hf_model_uses_the_tokenizer_limit(minilm_path, tmp_path):
         warnings.simplefilter("ignore", TruncationWarning)
         ref = theirs.encode(SENTENCES)
     np.testing.assert_allclose(enc.encode(SENTENCES), ref, atol=1e-5)
+
+
+# ------------------------------------------------------------------ the model card
+
+
+def _card(folder):
+    from huggingface_hub import ModelCard
+
+    return ModelCard.load(Path(folder) / "README.md")  # the hub's own reader
+
+
+def test_card_states_what_sentence_transformers_reads(minilm, tmp_path):
+    folder = minilm.save(tmp_path / "card")
+    card = _card(folder)
+    assert card.data.library_name == "sentence-transformers"
+    assert card.data.pipeline_tag == "sentence-similarity"
+    assert card.data.tags == ["sentence-transformers", "sentence-similarity", "feature-extraction"]
+    assert card.data.base_model == "sentence-transformers/all-MiniLM-L6-v2"
+    theirs = _st_load(folder)
+    text = card.text
+    assert f"| Pooling | `{theirs[1].pooling_mode}` |" in text
+    assert f"| Output dimension | {theirs.get_embedding_dimension()} |" in text
+    assert f"| Maximum sequence length | {theirs.max_seq_length} tokens" in text
+    assert any(type(m).__name__ == "Normalize" for m in theirs)
+    assert "| Normalisation | L2: unit-length embeddings" in text
+    assert f"| Transformer | `{type(theirs[0].auto_model).__name__}` (bert, 6 layers" in text
+    assert f"| Loaded from | {minilm.source} |" in text
+    assert "sbert_tutor records no training of this model" in text
+    for load in ("SentenceEncoder.from_pretrained", "SentenceTransformer"):
+        assert f"{load}({json.dumps(str(folder))})" in text  # the snippets load this folder
+
+
+def test_card_names_no_base_model_for_a_local_folder(minilm, tmp_path, monkeypatch):
+    """A relative folder path looks like a hub id ("models/mine"); the card does not take it
+    for one."""
+    minilm.save(tmp_path / "models" / "mine")
+    monkeypatch.chdir(tmp_path)
+    local = SentenceEncoder.from_pretrained("models/mine", device="cpu")
+    assert local.source.startswith("local folder")
+    card = _card(local.save(tmp_path / "again"))
+    assert card.data.base_model is None and "`models/mine` as sbert_tutor loaded it" in card.text
+
+
+def _pairs() -> list[tuple[str, str, float]]:
+    words = ["cat", "dog", "car", "bus"], ["rain", "snow", "sun", "wind"]
+    return [
+        (f"the {a} and the {b}", f"a {b} with a {a}", float(i % 6))
+        for i, (a, b) in enumerate(itertools.product(*words))
+    ]
+
+
+def test_card_of_a_model_trained_twice(tiny_bert, tmp_path):
+    from sbert_tutor import TrainingConfig, fit
+
+    model, tokenizer = tiny_bert
+    enc = SentenceEncoder(copy.deepcopy(model), tokenizer, pooling="max", max_seq_length=32)
+    pairs = _pairs()
+    config = TrainingConfig(
+        max_steps=3, batch_size=4, lr=1e-3, warmup_ratio=0.0, seed=7, show_progress=False
+    )
+    first = fit(enc, "cosine", pairs, config, objective_options={"score_range": (0, 5)})
+    second = fit(enc, "mnrl", [p[:2] for p in pairs], TrainingConfig(max_steps=2, batch_size=4))
+    folder = enc.save(tmp_path / "trained")
+    card = _card(folder)
+    assert card.data.base_model is None  # built in memory: no hub id to name
+    text = card.text
+    assert "Trained with sbert_tutor's `fit` (2 runs)" in text
+    run1 = text[text.index("### Run 1") : text.index("### Run 2")]
+    assert (
+        "### Run 1: `cosine` loss" in run1
+        and "| Loss | `cosine` (score_range=[0.0, 5.0]) |" in run1
+    )
+    assert f"| Training data | user rows: {len(pairs)} examples, columns " in run1
+    assert "| Steps | 3 of 3 (0 warm-up), epochs 1 |" in run1 and "| Batch size | 4 |" in run1
+    assert "| Learning rate | 0.001, linear schedule, warm-up ratio 0.0," in run1
+    assert "| Seed | 7 |" in run1
+    assert f"| Final training loss | {first.record.final_loss():.4f} (mean of the last 3" in run1
+    run2 = text[text.index("### Run 2") :]
+    assert "| Loss | `mnrl` (scale=20.0, symmetric=False) |" in run2
+    assert f"| Final training loss | {second.record.final_loss():.4f}" in run2
+    assert "| Pooling | `max` |" in text and "| Normalisation | none |" in text
+    assert "| Output dimension | 32 |" in text and ", then trained (see Training)" in text
+    theirs = _st_load(folder)  # the card does not get in sentence-transformers' way
+    np.testing.assert_allclose(
+        _st_encode(theirs, SENTENCES), enc.encode(SENTENCES, batch_size=32), atol=1e-5, rtol=0
+    )
+
+
+@needs_data
+def test_card_lists_the_evaluations_of_training(tiny_bert, tmp_path):
+    from sbert_tutor import TrainingConfig, fit
+
+    model, tokenizer = tiny_bert
+    enc = SentenceEncoder(copy.deepcopy(model), tokenizer, max_seq_length=32)
+    config = TrainingConfig(max_steps=2, batch_size=4, lr=1e-3, show_progress=False)
+    options = {"score_range": (0, 5)}
+    run = fit(enc, "cosine", _pairs(), config, eval_task="stsb", objective_options=options)
+    text = _card(enc.save(tmp_path / "evaluated")).text
+    assert "Evaluations during training (main metric: stsb_dev_spearman):" in text
+    header = "| step | epoch | stsb_dev_spearman | stsb_dev_pearson |"
+    rows = text[text.index(header) :].split("\n\n")[0].splitlines()[2:]
+    table = [[float(x) for x in row.strip("| ").split(" | ")] for row in rows]
+    expected = [
+        [e[k] for k in ("step", "epoch", "stsb_dev_spearman", "stsb_dev_pearson")]
+        for e in run.record.evals
+    ]
+    assert len(expected) == 2 and np.allclose(table, expected, atol=1e-4, rtol=0)

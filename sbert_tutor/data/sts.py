@@ -19,6 +19,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ from sbert_tutor.data._files import (
 )
 from sbert_tutor.settings import CHECK_SIZES_ENV, check_sizes
 from sbert_tutor.stats import seeded_subset
-from sbert_tutor.validation import check_choice, check_same_length, check_scores
+from sbert_tutor.validation import check_choice, check_same_length, check_scores, check_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +140,54 @@ class STSData:
     def __len__(self) -> int:
         return len(self.sentences1)
 
+    @classmethod
+    def from_pairs(
+        cls,
+        pairs: Sequence[tuple[str, str, float]] | None = None,
+        *,
+        sentences1: Sequence[str] | None = None,
+        sentences2: Sequence[str] | None = None,
+        scores: Sequence[float] | None = None,
+        name: str = "pairs",
+    ) -> STSData:
+        """Your own scored sentence pairs, as ``(sentence1, sentence2, score)`` tuples or as the
+        three aligned lists that sentence-transformers' ``EmbeddingSimilarityEvaluator(sentences1,
+        sentences2, scores)`` takes.
+
+        Scores may be on any scale (the correlations do not depend on it); :attr:`score_range` is
+        the range they span. Every sentence must be a non-empty string and every score a finite
+        number (the message names the first bad item). ``split`` is ``"user"``, ``source`` says
+        these are the user's pairs and how many.
+
+        Example:
+            >>> data = STSData.from_pairs([("A cat.", "A kitten.", 4.5), ("A cat.", "A car.", 0.5)])
+            >>> len(data), data.source, data.score_range
+            (2, "the user's own pairs (2 pairs)", (0.5, 4.5))
+        """
+        if pairs is not None and any(x is not None for x in (sentences1, sentences2, scores)):
+            raise ValueError("pass pairs= or sentences1=, sentences2=, scores=, not both")
+        if pairs is not None:
+            sentences1, sentences2, scores = _columns(pairs)
+        elif sentences1 is None or sentences2 is None or scores is None:
+            raise ValueError(
+                "pass your pairs: pairs=[(sentence1, sentence2, score), ...], or all three of "
+                "sentences1=, sentences2=, scores="
+            )
+        first = check_sentences(sentences1, "sentences1")
+        second = check_sentences(sentences2, "sentences2")
+        gold = check_scores(scores)
+        n = check_same_length(sentences1=first, sentences2=second, scores=gold)
+        return cls(
+            name=name,
+            split="user",
+            sentences1=first,
+            sentences2=second,
+            scores=gold,
+            subsets=[name] * n,
+            source=f"the user's own pairs ({n} pairs)",
+            score_range=(float(gold.min()), float(gold.max())),
+        )
+
     @property
     def subset_names(self) -> list[str]:
         """Subset names in first-appearance order."""
@@ -171,6 +220,17 @@ class STSData:
         if self.labels is not None:
             frame["label"] = self.labels
         return frame
+
+
+def _columns(pairs: Sequence[Any]) -> tuple[list[str], list[str], list[float]]:
+    """``[(s1, s2, score), ...]`` -> the three columns (each item must have three fields)."""
+    rows = list(pairs)
+    for i, row in enumerate(rows):
+        if isinstance(row, str) or not isinstance(row, Sequence) or len(row) != 3:
+            raise ValueError(
+                f"pairs[{i}] is {row!r}: each pair must be (sentence1, sentence2, score)"
+            )
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
 def check_task(name: str) -> str:

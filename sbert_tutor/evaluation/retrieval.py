@@ -55,7 +55,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from sbert_tutor.data.msmarco import MSMarcoData, load_msmarco
-from sbert_tutor.embedding import Encoder
+from sbert_tutor.embedding import Encoder, encode_texts
 from sbert_tutor.metrics import METRIC_NAMES, Qrels, Run, evaluate_run, run_from_topk
 from sbert_tutor.provenance import provenance
 from sbert_tutor.results import Result
@@ -253,8 +253,11 @@ def _encoded_chunks(
                 else:
                     skipped += 1
             if texts:
-                emb = encoder.encode(
-                    texts, batch_size=batch_size, show_progress=bool(show_progress and one_chunk)
+                emb = encode_texts(
+                    encoder,
+                    texts,
+                    batch_size=batch_size,
+                    show_progress_bar=bool(show_progress and one_chunk),
                 )
                 ids.extend(pids)
                 yield emb
@@ -306,8 +309,11 @@ def _retrieve(
     qids = [str(q) for q in queries]
     if not qids:
         raise ValueError("no queries to search for")
-    q_emb = encoder.encode(
-        [queries[q] for q in queries], batch_size=batch_size, show_progress=show_progress
+    q_emb = encode_texts(
+        encoder,
+        [queries[q] for q in queries],
+        batch_size=batch_size,
+        show_progress_bar=show_progress,
     )
     if isinstance(corpus, CorpusEmbeddings):
         ids: list[str] = corpus.ids
@@ -341,7 +347,7 @@ def retrieve(
     """Exact top-k search: ``{qid: {pid: score}}`` for every query, ``top_k`` passages each.
 
     Args:
-        encoder: anything with ``encode(list[str], batch_size=..., show_progress=...) -> array``.
+        encoder: anything with ``encode(list[str], batch_size=..., show_progress_bar=...) -> array``.
         queries: ``{qid: text}``.
         corpus: ``{pid: passage}``, a :class:`~sbert_tutor.data.msmarco.StreamedCorpus`, or a
             :class:`CorpusEmbeddings` (already encoded).
@@ -454,7 +460,7 @@ def evaluate_retrieval(
     r"""Retrieve with an encoder and score the rankings against the qrels.
 
     Args:
-        encoder: anything with ``encode(list[str], batch_size=..., show_progress=...) -> array``
+        encoder: anything with ``encode(list[str], batch_size=..., show_progress_bar=...) -> array``
             (and, for provenance, ``describe()``), e.g. :class:`sbert_tutor.SentenceEncoder`.
         queries: ``{qid: text}``.
         corpus: ``{pid: passage}``, a streamed corpus (``.items()`` yielding pairs, e.g. the full

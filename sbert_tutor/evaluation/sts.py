@@ -130,18 +130,34 @@ def evaluate_sts_details(
     ``block`` is described in :func:`score_pairs`; this is the structure the CLI writes as JSON.
     """
     names = parse_tasks(tasks)
+    sets = (
+        load_sts(task, split=split if task in ("stsb", "sickr") else "test", variant=variant)
+        for task in names
+    )
+    return _score_sets(encoder, sets, len(names), batch_size, show_progress)
+
+
+def _score_sets(
+    encoder: Encoder,
+    sets: Iterable[STSData],
+    count: int,
+    batch_size: int = 64,
+    show_progress: bool | None = None,
+) -> dict[str, Any]:
+    """The structure of :func:`evaluate_sts_details` for ``count`` pair sets, each under its
+    ``name`` (sets are loaded as they are scored when ``sets`` is a generator)."""
     results: dict[str, Any] = {}
     files: list[str] = []
     sources: dict[str, str] = {}
     notes: list[str] = []
-    for task in tqdm(names, desc="STS tasks", disable=show_progress is False or len(names) < 2):
-        data = load_sts(task, split=split if task in ("stsb", "sickr") else "test", variant=variant)
+    bar = tqdm(sets, total=count, desc="STS tasks", disable=show_progress is False or count < 2)
+    for data in bar:
         predicted = predict_similarity(
             encoder, data, batch_size=batch_size, show_progress=show_progress
         )
-        results[task] = score_pairs(data, predicted)
+        results[data.name] = score_pairs(data, predicted)
         files.extend(str(f) for f in data.files)
-        sources[task] = data.source
+        sources[data.name] = data.source
         notes.extend(data.notes)
     return {"results": results, "files": files, "sources": sources, "notes": notes}
 
@@ -206,23 +222,47 @@ def evaluate_sts(
     variant: str = "raw",
     batch_size: int = 64,
     show_progress: bool | None = None,
+    *,
+    pairs: STSData | Sequence[tuple[str, str, float]] | None = None,
+    sentences1: Sequence[str] | None = None,
+    sentences2: Sequence[str] | None = None,
+    scores: Sequence[float] | None = None,
 ) -> STSResult:
-    """Spearman/Pearson x100 of an encoder on STS tasks, as a tidy table.
+    """Spearman/Pearson x100 of an encoder on STS tasks, or on your own pairs, as a tidy table.
 
     Args:
-        encoder: anything with ``encode(list[str], batch_size=..., show_progress=...) -> array``.
+        encoder: anything with ``encode(list[str], batch_size=..., show_progress_bar=...) -> array``
+            (a sentence-transformers model too).
         tasks: ``"all"`` (STS12-16, STSb, SICK-R), a comma-separated string or a list.
         aggregation: ``"all"``, ``"mean"`` or ``"wmean"`` for multi-subset years (module docstring).
         split: for STSb and SICK-R (``"train"``, ``"dev"``, ``"test"``); STS12-16 are test-only.
         variant: STS12-16 text, ``"raw"`` or ``"senteval_tok"``.
+        pairs: your own scored pairs instead of the tasks: ``[(sentence1, sentence2, score),
+            ...]`` or an :class:`~sbert_tutor.data.sts.STSData`.
+        sentences1, sentences2, scores: the same as three aligned lists, as sentence-transformers'
+            ``EmbeddingSimilarityEvaluator(sentences1, sentences2, scores)`` takes them (same
+            correlations, there as fractions, here x100). Scores may be on any scale.
 
     Returns:
         An :class:`STSResult`: ``table`` has one row per task (and an ``avg`` row) with the
         aggregation stated in a column; ``details`` keeps all aggregations and per-subset
-        values, ``provenance`` how the numbers were made.
+        values, ``provenance`` how the numbers were made (for your own pairs: ``data`` says so,
+        with their number).
+
+    Example:
+        >>> pairs = [("A man plays guitar.", "A man plays an instrument.", 4.2), ...]  # doctest: +SKIP
+        >>> evaluate_sts(encoder, pairs=pairs).table  # doctest: +SKIP
     """
     check_aggregation(aggregation)
-    details = evaluate_sts_details(encoder, tasks, split, variant, batch_size, show_progress)
+    own = _own_pairs(pairs, sentences1, sentences2, scores)
+    if own is None:
+        details = evaluate_sts_details(encoder, tasks, split, variant, batch_size, show_progress)
+        where = {"split": split, "variant": variant}
+    elif tasks != "all":
+        raise ValueError(f"pass tasks={tasks!r} or your own pairs, not both")
+    else:
+        details = _score_sets(encoder, [own], 1, batch_size, show_progress)
+        where = {"data": own.source}
     describe = getattr(encoder, "describe", None)
     return STSResult(
         table=results_table(details["results"], aggregation),
@@ -231,9 +271,24 @@ def evaluate_sts(
             data_files=details["files"],
             model=describe() if callable(describe) else None,
             data_sources=details["sources"],
-            split=split,
-            variant=variant,
+            **where,
         ),
         aggregation=aggregation,
         details=details["results"],
     )
+
+
+def _own_pairs(
+    pairs: STSData | Sequence[tuple[str, str, float]] | None,
+    sentences1: Sequence[str] | None,
+    sentences2: Sequence[str] | None,
+    scores: Sequence[float] | None,
+) -> STSData | None:
+    """The user's pairs as :class:`STSData` (``None`` when none were given)."""
+    if isinstance(pairs, STSData):
+        if any(x is not None for x in (sentences1, sentences2, scores)):
+            raise ValueError("pass pairs= or sentences1=, sentences2=, scores=, not both")
+        return pairs
+    if pairs is None and all(x is None for x in (sentences1, sentences2, scores)):
+        return None
+    return STSData.from_pairs(pairs, sentences1=sentences1, sentences2=sentences2, scores=scores)

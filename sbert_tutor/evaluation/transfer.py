@@ -62,6 +62,7 @@ from sbert_tutor.data.senteval import (
     load_transfer,
     parse_transfer_tasks,
 )
+from sbert_tutor.embedding import encode_texts
 from sbert_tutor.results import Result
 from sbert_tutor.validation import check_choice
 
@@ -447,7 +448,7 @@ def encode_once(
     """
     items = list(sentences)
     unique = list(dict.fromkeys(s for s in items if s))
-    emb = encoder.encode(unique, batch_size=batch_size, show_progress=show_progress)
+    emb = encode_texts(encoder, unique, batch_size=batch_size, show_progress_bar=show_progress)
     emb = np.asarray(emb, dtype=np.float32)
     index = {s: i for i, s in enumerate(unique)}
     index[""] = len(unique)
@@ -683,7 +684,7 @@ def evaluate_transfer(
     """Accuracy of a logistic regression on frozen embeddings, SentEval's seven tasks.
 
     Args:
-        encoder: anything with ``encode(list[str], batch_size=..., show_progress=...) -> array``.
+        encoder: anything with ``encode(list[str], batch_size=..., show_progress_bar=...) -> array``.
         tasks: ``"all"`` (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC), a comma-separated string or a list.
         l2_grid: L2 strengths per item to choose from (``None``: :data:`L2_GRID`, SentEval's).
         k: folds of every cross-validation (SentEval: 10); seed: fold shuffling (SentEval: 1111).

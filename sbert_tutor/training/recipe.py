@@ -118,4 +118,17 @@ def fit(
             data_files=files, model=encoder.describe(), seed=config.seed, **provenance_extra
         ),
     }
+    encoder.training_history.append(history_entry(log, record))
     return TrainRun(encoder=encoder, objective=objective, record=record, seconds=seconds, log=log)
+
+
+def history_entry(log: dict[str, Any], record: TrainingRecord) -> dict[str, Any]:
+    """What :attr:`SentenceEncoder.training_history` keeps of a run (for the model card): the
+    log without the loss curve and the provenance, plus the final loss (mean of the last 10
+    steps) and the evaluation points."""
+    entry = {k: v for k, v in log.items() if k not in ("loss_curve", "provenance")}
+    final = record.final_loss()
+    entry["final_loss"] = None if final != final else final  # NaN: no step logged a loss
+    entry["evals"] = [dict(e) for e in record.evals]
+    entry["finished"] = log["provenance"]["timestamp"]
+    return entry
