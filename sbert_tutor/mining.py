@@ -77,7 +77,7 @@ def mine_positives(
     """
     sentences = pool.table[column].tolist()
     if embeddings is None:
-        embeddings = teacher.encode(sentences, batch_size=batch_size, show_progress=False)
+        embeddings = teacher.encode(sentences, batch_size=batch_size, show_progress_bar=False)
     scores, indices, best = search_pool(embeddings, sentences, top_k)
     rows = [
         (sentences[i], sentences[int(indices[i, c])], float(scores[i, c]))

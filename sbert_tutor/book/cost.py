@@ -118,7 +118,7 @@ def measure_rates(
     pool = list(dict.fromkeys([*sentences1, *sentences2]))[:n_sentences]
     encoder.encode(pool[:batch_size], batch_size=batch_size)  # warm-up
     bi = _median_rate(lambda: encoder.encode(pool, batch_size=batch_size), len(pool), repeats)
-    emb = torch.from_numpy(encoder.encode(pool, batch_size=batch_size, normalize=True)).to(
+    emb = torch.from_numpy(encoder.encode(pool, batch_size=batch_size, normalize_embeddings=True)).to(
         encoder.device
     )
     cos = _median_rate(lambda: (emb @ emb.T).max(), len(pool) * len(pool), repeats)

@@ -46,7 +46,7 @@ class CountingEncoder:
         self.table = table
         self.encoded: list[str] = []
 
-    def encode(self, sentences, batch_size=32, show_progress=None, **_):
+    def encode(self, sentences, batch_size=32, show_progress_bar=None, **_):
         self.encoded += list(sentences)
         if self.table is not None:
             return np.asarray([self.table[s] for s in sentences], dtype=np.float32)

@@ -30,7 +30,7 @@ class BagEncoder:
     def __init__(self):
         self.calls = 0
 
-    def encode(self, texts, batch_size=64, show_progress=None):
+    def encode(self, texts, batch_size=64, show_progress_bar=None):
         self.calls += 1
         return np.array(
             [[t.split().count(w) + 0.1 * (i + 1) for i, w in enumerate(self.vocab)] for t in texts]

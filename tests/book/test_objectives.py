@@ -314,7 +314,7 @@ class LookupEncoder:
         self.table = table
         self.calls = 0
 
-    def encode(self, texts, batch_size=32, show_progress=None):
+    def encode(self, texts, batch_size=32, show_progress_bar=None):
         self.calls += 1
         return np.stack([self.table[t] for t in texts]).astype(np.float32)
 

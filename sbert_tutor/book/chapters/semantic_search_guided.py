@@ -107,7 +107,7 @@ def pool_overlap(pool: DataTable, data: STSData) -> pd.Series:
 def encode_pool(teacher: Encoder, pool: DataTable, batch_size: int = 64) -> np.ndarray:
     """The teacher's embeddings of the pool sentences, ``[n, d]`` (eval mode, encoded once)."""
     sentences = pool.table["sentence"].tolist()
-    return teacher.encode(sentences, batch_size=batch_size, show_progress=False)
+    return teacher.encode(sentences, batch_size=batch_size, show_progress_bar=False)
 
 
 def neighbour_quality(

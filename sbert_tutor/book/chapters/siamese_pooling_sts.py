@@ -98,7 +98,7 @@ def compare_pooling(
     for mode in modes:
         variant = encoder.with_pooling(mode)
         block = score_pairs(data, predict_similarity(variant, data))
-        emb = variant.encode(sentences, normalize=False)
+        emb = encoder.with_pooling(mode, normalize=False).encode(sentences)
         rows.append(
             {
                 "pooling": mode,

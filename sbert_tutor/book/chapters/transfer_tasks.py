@@ -163,7 +163,7 @@ class _SharedEncoding:
     def encode(self, sentences: Sequence[str], normalize: bool, batch_size: int) -> np.ndarray:
         todo = [s for s in dict.fromkeys(sentences) if s not in self.cache]
         if todo:
-            new = self.encoder.encode(todo, batch_size=batch_size, normalize=False)
+            new = self.encoder.encode(todo, batch_size=batch_size)  # built without normalisation
             self.cache.update(zip(todo, new, strict=True))
         out = np.stack([self.cache[s] for s in sentences])
         if normalize:
@@ -176,7 +176,7 @@ class _View:
         self.shared = shared
         self.normalize = normalize
 
-    def encode(self, sentences, batch_size=64, show_progress=None):
+    def encode(self, sentences, batch_size=64, show_progress_bar=None):
         return self.shared.encode(sentences, self.normalize, batch_size)
 
     def describe(self) -> dict[str, Any]:
