@@ -13,6 +13,7 @@ another chapter module.
 ground floor (``sbert_tutor.book.``)   what it holds
 =====================================  =========================================================
 :mod:`.sizes`                          every chapter's sizes under each profile
+:mod:`.deviations`                     what the paper profile still does differently, and why
 :mod:`.published`                      the papers' published numbers, with their sources
 :mod:`.recorded`                       recorded runs (results JSON) and how each was made
 :mod:`.reporting`                      measured beside published; provenance and run tables

@@ -22,6 +22,11 @@ RESULTS_FOLDER: Path = Path(__file__).resolve().parents[2] / "benchmarks" / "res
 
 #: Packages whose versions :func:`how_recorded` lists.
 KEY_PACKAGES = ("torch", "transformers", "sentence-transformers")
+#: Profile names of older records, as :func:`how_recorded` shows them.
+RETIRED_PROFILES = {
+    "full": "full (a retired profile name: a run on all the data, recorded before the "
+    "profiles were quick, t4 and paper)",
+}
 
 
 def recorded_results(name: str, folder: str | Path | None = None) -> dict[str, Any] | None:
@@ -65,7 +70,7 @@ def how_recorded(record: Mapping[str, Any]) -> pd.Series:
         "git commit": commit_label(prov),
         "hardware": hardware_text(prov.get("hardware", {}), record.get("gpu")),
         "packages": ", ".join(f"{k} {packages[k]}" for k in KEY_PACKAGES if k in packages),
-        "profile": prov.get("profile"),
+        "profile": RETIRED_PROFILES.get(prov.get("profile"), prov.get("profile")),
         "data files (sha256)": f"{len(files)} files, e.g. "
         + "; ".join(f"{p.rsplit('/', 1)[-1]}: {d[:12]}" for p, d in list(files.items())[:2])
         if files
