@@ -15,7 +15,7 @@ ground floor (``sbert_tutor.book.``)   what it holds
 :mod:`.sizes`                          every chapter's sizes under each profile
 :mod:`.deviations`                     what the paper profile still does differently, and why
 :mod:`.published`                      the papers' published numbers, with their sources
-:mod:`.recorded`                       recorded runs (results JSON) and how each was made
+:mod:`.recorded`                       recorded runs (``results/*.json``, package data)
 :mod:`.reporting`                      measured beside published; provenance and run tables
 :mod:`.figures`, :mod:`.drawing`       plot and diagram primitives; the shared loss curves
 :mod:`.display`                        how the chapters' tables show text
