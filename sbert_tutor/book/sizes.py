@@ -343,11 +343,11 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
         ),
         "t4": ClassificationSizes(
             model=T4_START,
-            steps=120,
+            steps=100,
             batch_size=32,
             examples=None,
             eval_pairs=None,
-            probe_premises=(5000, 1000),
+            probe_premises=(2000, 500),
             **T4_RUN,
         ),
         "paper": ClassificationSizes(
