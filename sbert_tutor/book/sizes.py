@@ -4,7 +4,7 @@ One frozen dataclass per chapter, built by keyword, so a chapter reads ``sizes.p
 than a number, and the profile choice is made once: ``sizes_for(CostSizes)`` returns a
 :class:`CostSizes` (typed, so an editor knows its fields). The training chapters (6-11) share
 :class:`RunSizes`: steps or epochs, batch size, examples, start model (with its pooling),
-learning rate, warm-up and seeds; :func:`sbert_tutor.book.training.training_config` turns them
+learning rate, warm-up and seeds; :func:`sbert_tutor.book.configs.training_config` turns them
 into a :class:`~sbert_tutor.training.TrainingConfig`. The *profile name* itself is resolved by
 the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's.
 
