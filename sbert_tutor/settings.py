@@ -25,12 +25,25 @@ environment variable                     meaning
                                          says, except in forked or ``multiprocessing`` child processes
                                          (:mod:`sbert_tutor.tokenizing`).
 =======================================  ==============================================================================
+
+Where the project is published: one setting, two constants (not environment variables).
+:data:`REPOSITORY_URL` is the GitHub repository and :data:`RELEASE_REF` the release (git tag,
+``v`` + the version in ``pyproject.toml``) the book's Colab badges open and its install cells
+install. ``pyproject.toml``'s ``[project.urls]``, ``_config.yml``'s repository and launch
+buttons, the install lines of ``README.md`` and ``book/index.md`` and cells 1-2 of every chapter
+are made from them by ``python .ci/sync_publishing.py`` (see README, "Publishing");
+``tests/book/test_publishing.py`` checks that they agree.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+#: The GitHub repository the project is published at (badges, install cells, project URLs).
+REPOSITORY_URL = "https://github.com/sbert-tutor/sbert-tutor"
+#: The release the book is written for: the git tag the badges open and the install cells install.
+RELEASE_REF = "v0.1.0"
 
 DATA_ENV = "SBERT_TUTOR_DATA"
 CACHE_ENV = "SBERT_TUTOR_CACHE"
