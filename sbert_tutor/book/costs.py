@@ -2,7 +2,8 @@ r"""What each profile costs, before a reader presses run: minutes and GPU memory
 
 :func:`cost_table` has one row per chapter and profile (``quick``, ``t4``, ``paper``): what the
 chapter trains and evaluates (read from :mod:`sbert_tutor.book.sizes`), the estimated minutes on
-two CPU cores, a T4 and an H100, and the peak GPU memory, each with its **basis**:
+two CPU cores, a T4 and an H100, the peak GPU memory, whether it fits a T4 (10 minutes and 15 GB
+a chapter; 90 minutes the book), and the **basis** of each figure:
 
 * ``measured: CI chapter times`` -- the CPU column of the quick profile is CI's own time for the
   chapter, from ``sbert_tutor/book/results/chapter_times_cpu.json`` (written by
@@ -68,7 +69,7 @@ from sbert_tutor.book.sizes import (
     sizes_for,
     start_name,
 )
-from sbert_tutor.book.weak_start import MINILM, WeakStart, start_label
+from sbert_tutor.book.weak_start import WeakStart, start_label
 from sbert_tutor.profiles import PROFILES
 
 #: Results file of CI's chapter times (``benchmarks/chapter_times.py from-junit``).
@@ -102,6 +103,10 @@ H100: dict[str, tuple[float, str]] = {
 QUICK_FAILED_ON_H100 = {"07_regression_objective", "11_semantic_search_guided"}
 #: H100 SXM / T4 fp32 peak (67 / 8.1 TFLOP/s, vendor figures): an upper bound for fp16 on a T4.
 T4_FACTOR = 67 / 8.1
+#: A chapter "fits a T4" when its T4 estimate is within 10 minutes and this much GPU memory
+#: (the T4's 16 GB less what CUDA itself takes).
+T4_MEMORY_GB = 15.0
+FITS = "fits a T4 (10 min, 15 GB)"
 #: Seconds allowed a chapter on Colab for imports, loading models and data, and CPU-side work.
 T4_ALLOWANCE = 60.0
 #: Average tokens of a text relative to an STSb sentence (14.2 tokens), MiniLM's tokenizer on
@@ -566,6 +571,7 @@ def _rows_for(
                 "H100 basis": h100_basis,
                 "peak GPU memory (GB)": round(memory, 2),
                 "memory basis": memory_basis,
+                FITS: t4_min is not None and t4_min <= 10 and memory <= T4_MEMORY_GB,
                 "_raw": {"CPU, 2 cores (min)": cpu_min, "T4 (min)": t4_min, "H100 (min)": h100_min},
             }
         )
@@ -646,6 +652,7 @@ def cost_table(profiles: tuple[str, ...] = PROFILES, folder: Any = None) -> pd.D
             values = [r["_raw"][column] for r in part]
             total[column] = None if any(v is None for v in values) else round(sum(values), 1)
         total["peak GPU memory (GB)"] = max(r["peak GPU memory (GB)"] for r in part)
+        total[FITS] = all(r[FITS] for r in part) and (total["T4 (min)"] or math.inf) <= 90
         rows.append(total)
     table = pd.DataFrame(rows).drop(columns="_raw").set_index(["chapter", "profile"])
     source = (
@@ -660,37 +667,3 @@ def cost_table(profiles: tuple[str, ...] = PROFILES, folder: Any = None) -> pd.D
         f"`{GPU_COMMAND.format(profile='<profile>')}` runs on a GPU."
     )
     return table
-
-
-def profile_summary(table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The ``book`` rows of :func:`cost_table`: one row a profile, minutes and peak memory."""
-    table = cost_table() if table is None else table
-    summary = table.xs("book (all chapters)", level="chapter")[
-        ["CPU, 2 cores (min)", "T4 (min)", "H100 (min)", "peak GPU memory (GB)"]
-    ]
-    summary.attrs["note"] = table.attrs.get("note", "")
-    return summary
-
-
-def fits_a_t4(table: pd.DataFrame | None = None, memory_gb: float = 15.0) -> pd.Series:
-    """Per chapter of the t4 profile: whether its estimate is within 10 minutes and
-    ``memory_gb`` of GPU memory (the T4's 16 GB less CUDA's own share)."""
-    table = cost_table(("t4",)) if table is None else table
-    t4 = table.xs("t4", level="profile").drop(index="book (all chapters)")
-    ok = (t4["T4 (min)"].fillna(math.inf) <= 10) & (t4["peak GPU memory (GB)"] <= memory_gb)
-    return ok.rename("fits a T4")
-
-
-__all__ = [
-    "GPU_COMMAND",
-    "H100",
-    "MINILM",
-    "T4_FACTOR",
-    "Work",
-    "cost_table",
-    "fits_a_t4",
-    "model_factor",
-    "peak_memory_gb",
-    "profile_summary",
-    "work",
-]

@@ -557,10 +557,5 @@ def sizes_for(kind: type[S], profile: Profile | str | None = None) -> S:
     return cast(S, SIZES[kind][name])
 
 
-def all_sizes(profile: Profile | str) -> dict[type[ChapterSizes], ChapterSizes]:
-    """Every chapter's sizes under ``profile`` (sizes class -> sizes)."""
-    return {kind: sizes_for(kind, profile) for kind in SIZES}
-
-
 assert all(set(by_profile) == set(PROFILES) for by_profile in SIZES.values())
 assert set(CHAPTERS) == set(SIZES)

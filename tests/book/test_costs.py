@@ -56,17 +56,20 @@ def test_every_chapter_and_profile_with_a_basis_for_every_figure(tmp_path):
 
 def test_the_t4_profile_fits_a_t4_and_the_book_fits_90_minutes(tmp_path):
     table = costs.cost_table(("t4",), folder=tmp_path)
-    assert costs.fits_a_t4(table).all(), costs.fits_a_t4(table)
+    fits = table[costs.FITS]
+    assert fits.all(), table.loc[~fits, ["T4 (min)", "peak GPU memory (GB)"]]
     assert table.loc[("book (all chapters)", "t4"), "T4 (min)"] <= 90
     assert table.loc[("book (all chapters)", "t4"), "peak GPU memory (GB)"] <= 15
+    assert not costs.cost_table(("paper",), folder=tmp_path)[costs.FITS].all()
 
 
 def test_a_t4_profile_too_big_is_caught(monkeypatch, tmp_path):
     """The check's control: ten times the steps of chapter 6 no longer fit a T4."""
     big = dataclasses.replace(sizes_for(ClassificationSizes, "t4"), steps=1000)
     monkeypatch.setitem(SIZES[ClassificationSizes], "t4", big)
-    fits = costs.fits_a_t4(costs.cost_table(("t4",), folder=tmp_path))
-    assert not fits[CHAPTERS[ClassificationSizes]]
+    table = costs.cost_table(("t4",), folder=tmp_path)
+    assert not table.loc[(CHAPTERS[ClassificationSizes], "t4"), costs.FITS]
+    assert not table.loc[("book (all chapters)", "t4"), costs.FITS]
 
 
 def test_estimates_follow_the_sizes_and_the_models():
