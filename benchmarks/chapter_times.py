@@ -171,8 +171,11 @@ def notebook_script(notebook: Path) -> str:
 
 
 def _stand_ins(pairs: list[str], folder: Path) -> dict[str, str]:
-    """``NAME=PATH`` -> a models folder (``SBERT_TUTOR_MODELS``) serving PATH under NAME."""
-    env: dict[str, str] = {}
+    """``NAME=PATH`` -> a models folder (``SBERT_TUTOR_MODELS``) serving PATH under NAME, and
+    everything the current ``SBERT_TUTOR_MODELS`` serves (linked, not copied)."""
+    if not pairs:
+        return {}
+    folder.mkdir(parents=True, exist_ok=True)
     for pair in pairs:
         name, _, path = pair.partition("=")
         if not name or not path or not Path(path).is_dir():
@@ -181,9 +184,17 @@ def _stand_ins(pairs: list[str], folder: Path) -> dict[str, str]:
         link.parent.mkdir(parents=True, exist_ok=True)
         if not link.exists():
             link.symlink_to(Path(path).resolve(), target_is_directory=True)
-    if pairs:
-        env["SBERT_TUTOR_MODELS"] = str(folder)
-    return env
+    existing = os.environ.get("SBERT_TUTOR_MODELS", "").strip()
+    if existing and Path(existing).is_dir():
+        for entry in Path(existing).iterdir():  # <org> or <name>
+            here = folder / entry.name
+            if not here.exists():
+                here.symlink_to(entry.resolve(), target_is_directory=entry.is_dir())
+            elif here.is_dir() and not here.is_symlink() and entry.is_dir():
+                for child in entry.iterdir():  # an org the stand-ins share
+                    if not (here / child.name).exists():
+                        (here / child.name).symlink_to(child.resolve(), target_is_directory=True)
+    return {"SBERT_TUTOR_MODELS": str(folder)}
 
 
 def run_chapters(

@@ -120,3 +120,20 @@ def test_ci_records_the_chapter_times_the_cost_table_reads():
     assert "--junitxml=_build/nbmake.xml" in task
     assert "benchmarks/chapter_times.py from-junit _build/nbmake.xml" in task
     assert "_build/nbmake.xml" in costs.CPU_COMMAND and costs.CPU_RECORD == "chapter_times_cpu"
+
+
+def test_a_stand_in_is_served_beside_the_models_already_there(ct, tmp_path, monkeypatch):
+    real = tmp_path / "real"
+    (real / "sentence-transformers" / "all-MiniLM-L6-v2").mkdir(parents=True)
+    (real / "nreimers" / "other-model").mkdir(parents=True)
+    monkeypatch.setenv("SBERT_TUTOR_MODELS", str(real))
+    served = tmp_path / "served"
+    stand_in = f"nreimers/MiniLM-L6-H384-uncased={real / 'sentence-transformers' / 'all-MiniLM-L6-v2'}"
+    env = ct._stand_ins([stand_in], served)
+    assert env == {"SBERT_TUTOR_MODELS": str(served)}
+    assert (served / "nreimers" / "MiniLM-L6-H384-uncased").resolve() == (real / "sentence-transformers" / "all-MiniLM-L6-v2").resolve()
+    assert (served / "nreimers" / "other-model").is_dir()  # the shared org keeps its models
+    assert (served / "sentence-transformers" / "all-MiniLM-L6-v2").is_dir()
+    assert ct._stand_ins([], tmp_path / "none") == {}
+    with pytest.raises(SystemExit, match="NAME=FOLDER"):
+        ct._stand_ins(["x=/no/such/folder"], served)
