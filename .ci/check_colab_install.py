@@ -41,11 +41,9 @@ def build_wheel(out: Path) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             if (ROOT / name.decode()).is_file():
                 shutil.copy2(ROOT / name.decode(), target)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-             "-w", str(out), str(source)],
-            check=True,
-        )
+        command = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out)]
+        if subprocess.run([*command, str(source)]).returncode != 0:  # the backend from the index
+            subprocess.run([*command, "--no-build-isolation", str(source)], check=True)
     return next(out.glob("sbert_tutor-*.whl"))
 
 
