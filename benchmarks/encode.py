@@ -23,7 +23,7 @@ set, batch size and compute dtype it records
 
 Sets (``SBERT_TUTOR_DATA``): ``stsb``, distinct STSb train+dev+test sentences; ``mixed``, three
 quarters of them and one quarter MS MARCO passages; ``--n`` of each (default 10,000), shuffled
-with seed 0. ``--json auto`` writes ``benchmarks/results/encode_gpu_<gpu>.json`` (the checks of
+with seed 0. ``--json auto`` writes ``sbert_tutor/book/results/encode_gpu_<gpu>.json`` (the checks of
 issue 15 are in its ``criteria``). See ``benchmarks/gpu_encode.sh`` for the one command to run.
 
 Examples::
@@ -49,7 +49,7 @@ from typing import Any
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "sbert_tutor" / "book" / "results"  # where the book reads them
 #: Issue 15's bar for an H100-class GPU.
 BAR = {
     "first_pass_half_vs_fp32": 1.0,

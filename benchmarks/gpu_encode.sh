@@ -7,7 +7,7 @@
 # Runs benchmarks/encode.py --preset gpu (all-MiniLM-L6-v2; fp32, fp16, bf16; batch 64 and 256;
 # first pass in a fresh process, warm median, forward-only bound, sentence-transformers at the
 # same dtype) on the STSb set, with the bucketing x cuDNN-attention sweep, then on the STSb + MS
-# MARCO set, and writes benchmarks/results/encode_gpu_<gpu>.json; its "criteria" list says which
+# MARCO set, and writes sbert_tutor/book/results/encode_gpu_<gpu>.json; its "criteria" list says which
 # of the checks pass. One set takes about 3-4 minutes on an H100; to stay under a 10-minute
 # limit per command, run them apart: SETS=stsb bash ...; SETS=mixed MERGE=1 bash ...
 # Settings: SETS (default "stsb mixed"), MERGE=1 (keep the sets already in the file), PYTHON,

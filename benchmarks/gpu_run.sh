@@ -12,15 +12,19 @@
 #                 x cuDNN sweep (fp32/fp16/bf16, batch 64 and 256, first pass in a fresh process,
 #                 warm median, forward-only bound, sentence-transformers at the same dtype)
 #   encode-mixed  the same on STSb + MS MARCO passages (merged into the same file)
-#                 -> benchmarks/results/encode_gpu_<gpu>.json   ("criteria": issue 15's checks)
+#                 -> sbert_tutor/book/results/encode_gpu_<gpu>.json   ("criteria": issue 15's checks)
 #   train         benchmarks/train_step.py: one STSb epoch (cosine loss) in fp32/bf16/fp16/auto,
 #                 all-MiniLM-L6-v2 and a random-weight BERT-base, batch 16 and 64, STSb test score
-#                 -> benchmarks/results/train_step_gpu_cosine_<gpu>.json
+#                 -> sbert_tutor/book/results/train_step_gpu_cosine_<gpu>.json
 #   tests         the GPU tests (tests/test_cuda.py) and the tests of the paths they exercise
 #   chapters      every chapter as a script (.gpu/run_chapters.sh), quick profile
+#   chapters-t4   every chapter in the t4 profile, one at a time, timed, with its peak GPU memory
+#                 (benchmarks/chapter_times.py run; nreimers/MiniLM-L6-H384-uncased served by the
+#                 bundle's all-MiniLM-L6-v2, the same architecture: time and memory only)
+#                 -> sbert_tutor/book/results/chapter_times_gpu_<gpu>.json (the cost table's)
 #
 # About 3-4 minutes per encode stage, 5-8 for train, 2-3 for tests on an H100. Results land in
-# benchmarks/results/ (commit them) and logs in ${OUT:-/tmp/gpu_run}; with $OUT set (a machine
+# sbert_tutor/book/results/ (commit them) and logs in ${OUT:-/tmp/gpu_run}; with $OUT set (a machine
 # that sends a folder back), the results are copied there too.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +35,7 @@ fi
 export HF_HUB_OFFLINE=1 PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
 LOGS=${OUT:-/tmp/gpu_run}
-mkdir -p "$LOGS" benchmarks/results
+mkdir -p "$LOGS" sbert_tutor/book/results
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(encode-stsb encode-mixed train tests)
 status=0
@@ -57,9 +61,12 @@ for stage in "${stages[@]}"; do
         tests/test_encode_gpu_paths.py tests/test_training_precision.py \
         tests/test_device_safety.py tests/test_distributed.py ;;
     chapters) run "$stage" bash .gpu/run_chapters.sh ;;
-    *) echo "unknown stage $stage (encode-stsb, encode-mixed, train, tests, chapters)" >&2; exit 2 ;;
+    chapters-t4)
+      run "$stage" "$PY" benchmarks/chapter_times.py run --profile t4 --out auto --allow-incomplete \
+        --stand-in "nreimers/MiniLM-L6-H384-uncased=${SBERT_TUTOR_MODELS:-/tmp/models}/sentence-transformers/all-MiniLM-L6-v2" ;;
+    *) echo "unknown stage $stage (encode-stsb, encode-mixed, train, tests, chapters, chapters-t4)" >&2; exit 2 ;;
   esac
 done
-if [ -n "${OUT:-}" ]; then cp benchmarks/results/*gpu*.json "$OUT"/ 2>/dev/null || true; fi
-ls -l benchmarks/results/ >&2
+if [ -n "${OUT:-}" ]; then cp sbert_tutor/book/results/*gpu*.json "$OUT"/ 2>/dev/null || true; fi
+ls -l sbert_tutor/book/results/ >&2
 exit $status

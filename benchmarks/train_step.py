@@ -13,7 +13,7 @@ NLI (anchor, entailment) pairs (MultipleNegativesRankingLoss; no-duplicates batc
 (ours; sentence-transformers too unless ``--no-st``, with its ``fp16``/``bf16`` flags for the
 same precision). ``--model bert-base-random`` is a randomly initialised BERT-base (12 layers,
 768 dimensions; seed 0) with MiniLM's tokenizer: its speed is BERT-base's, its scores mean
-nothing. ``--json auto`` writes ``benchmarks/results/train_step_gpu_<loss>_<gpu>.json`` (on a CPU
+nothing. ``--json auto`` writes ``sbert_tutor/book/results/train_step_gpu_<loss>_<gpu>.json`` (on a CPU
 ``train_step_<loss>_cpu_<n>threads.json``) with one row per run (seconds, steps/s, the precision actually used, STSb test Spearman with ``--eval``) and, for
 each (model, batch size), ``auto`` vs ``fp32``: the checks of issue 15 in ``criteria``.
 
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "sbert_tutor" / "book" / "results"
 #: Issue 15: an STSb epoch at batch 16 in amp="auto" no slower than fp32, score within 0.3.
 BAR = {"auto_vs_fp32_speed": 1.0, "auto_vs_fp32_spearman": 0.3}
 

@@ -112,7 +112,8 @@ def provenance(
     """A JSON-ready record of how a result was made.
 
     Args:
-        profile: ``"quick"`` or ``"full"`` (``None``: resolved as :func:`sbert_tutor.profiles.get_profile`).
+        profile: ``"quick"``, ``"t4"`` or ``"paper"`` (``None``: resolved as
+            :func:`sbert_tutor.profiles.get_profile`).
         data_files: every local data file read; each is hashed (sha256).
         model: the encoder's settings (``SentenceEncoder.describe()``).
         **extra: anything else worth keeping (command line, seeds, sizes).

@@ -13,7 +13,9 @@ environment variable                     meaning
                                          ``SBERT_TUTOR_DATA`` is unset); default ``~/.cache/sbert_tutor``.
 ``SBERT_TUTOR_MODELS``                   Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
                                          ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
-``SBERT_TUTOR_PROFILE``                  ``quick`` or ``full``; unset: ``full`` when CUDA is available, else ``quick``.
+``SBERT_TUTOR_PROFILE``                  ``quick`` (CPU, small subsets), ``t4`` (one T4-class GPU, ~10 minutes a
+                                         chapter) or ``paper`` (each paper's own setup; hours of GPU time); unset:
+                                         ``t4`` when CUDA is available, else ``quick`` (:mod:`sbert_tutor.profiles`).
 ``HF_HUB_OFFLINE``                       The Hugging Face switch: ``1`` means never touch the network.
 ``SBERT_TUTOR_CHECK_SIZES``              ``0`` accepts data files whose row count differs from the published size
                                          of their data set (a subset made on purpose); default ``1``: such a file
@@ -23,12 +25,25 @@ environment variable                     meaning
                                          says, except in forked or ``multiprocessing`` child processes
                                          (:mod:`sbert_tutor.tokenizing`).
 =======================================  ==============================================================================
+
+Where the project is published: one setting, two constants (not environment variables).
+:data:`REPOSITORY_URL` is the GitHub repository and :data:`RELEASE_REF` the release (git tag,
+``v`` + the version in ``pyproject.toml``) the book's Colab badges open and its install cells
+install. ``pyproject.toml``'s ``[project.urls]``, ``_config.yml``'s repository and launch
+buttons, the install lines of ``README.md`` and ``book/index.md`` and cells 1-2 of every chapter
+are made from them by ``python .ci/sync_publishing.py`` (see README, "Publishing");
+``tests/book/test_publishing.py`` checks that they agree.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+#: The GitHub repository the project is published at (badges, install cells, project URLs).
+REPOSITORY_URL = "https://github.com/sbert-tutor/sbert-tutor"
+#: The release the book is written for: the git tag the badges open and the install cells install.
+RELEASE_REF = "v0.1.0"
 
 DATA_ENV = "SBERT_TUTOR_DATA"
 CACHE_ENV = "SBERT_TUTOR_CACHE"

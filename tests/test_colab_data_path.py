@@ -316,29 +316,6 @@ def test_the_colab_extra_covers_what_chapters_import():
         assert names & allowed, f"chapters import {module}, which no colab requirement provides"
 
 
-def test_every_chapter_installs_the_colab_extra_at_the_project_version():
-    import re
-
-    repo = Path(__file__).resolve().parents[1]
-    project = _project()
-    pin = f"@ git+https://github.com/sbert-tutor/sbert-tutor@v{project['version']}"
-    extras = project["optional-dependencies"]
-    assert not any("jupyter-book" in r or "sphinx" in r.lower() for r in extras["colab"])
-    chapters = sorted((repo / "book").glob("*.ipynb"))
-    assert len(chapters) >= 14
-    for chapter in chapters:
-        installs = [
-            line
-            for code in _chapter_code(chapter)
-            for line in code.splitlines()
-            if "pip install" in line
-        ]
-        assert len(installs) == 1, f"{chapter.name}: {installs}"
-        assert re.fullmatch(
-            rf'\s*%pip install -q "sbert-tutor\[colab\] {re.escape(pin)}"', installs[0]
-        ), f"{chapter.name}: {installs[0]}"
-
-
 def test_a_stale_or_cut_rebuilt_corpus_is_rebuilt(tables, tmp_path, monkeypatch):
     calls: list = []
     run_hub(monkeypatch, lambda: load_msmarco("trec-dl19"), tables, tmp_path, calls)

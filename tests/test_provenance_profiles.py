@@ -26,22 +26,52 @@ def test_profile_selection(monkeypatch):
     import torch
 
     monkeypatch.delenv("SBERT_TUTOR_PROFILE", raising=False)
-    assert get_profile().name == ("full" if torch.cuda.is_available() else "quick")
-    monkeypatch.setenv("SBERT_TUTOR_PROFILE", "full")
+    assert get_profile().name == ("t4" if torch.cuda.is_available() else "quick")
+    monkeypatch.setenv("SBERT_TUTOR_PROFILE", "paper")
     profile = get_profile()
-    assert profile.name == "full" and "SBERT_TUTOR_PROFILE" in profile.reason
+    assert profile.name == "paper" and "SBERT_TUTOR_PROFILE" in profile.reason
     monkeypatch.setenv("SBERT_TUTOR_PROFILE", "medium")
-    with pytest.raises(ValueError, match="quick, full"):
+    with pytest.raises(ValueError, match="quick, t4, paper"):
         get_profile()
 
 
-def test_quick_label_says_where_it_runs(monkeypatch):
-    """On a GPU the quick profile's label must not say CPU (issue 15); on a CPU it does."""
+def test_cuda_picks_the_gpu_profile_and_paper_only_when_asked(monkeypatch):
+    """Faked CUDA: the T4 profile, with the reason; never ``paper`` by itself."""
+    import torch
+
+    monkeypatch.delenv("SBERT_TUTOR_PROFILE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    profile = get_profile()
+    assert (profile.name, profile.reason) == ("t4", "CUDA is available")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert get_profile().name == "quick"
+    assert get_profile("paper").name == "paper"
+    monkeypatch.setenv("SBERT_TUTOR_PROFILE", " Paper ")
+    assert get_profile().name == "paper"
+
+
+def test_the_old_full_profile_is_refused_with_the_choices(monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_PROFILE", "full")
+    with pytest.raises(ValueError) as err:
+        get_profile()
+    message = str(err.value)
+    assert "unknown profile 'full'" in message and "quick, t4, paper" in message
+    assert "'t4'" in message and "'paper'" in message  # what replaced it
+    with pytest.raises(ValueError, match="Did you mean 'paper'"):
+        get_profile("papr")
+
+
+def test_labels_say_what_each_profile_is(monkeypatch):
+    """On a GPU the quick profile's label must not say CPU (issue 15); on a CPU it does. The t4
+    and paper labels say what they are; only the paper profile claims the papers' setups."""
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     quick = get_profile("quick")
     assert quick.label == "quick (GPU, small subsets; not a paper reproduction)"
-    assert "CPU" not in quick.label and get_profile("full").label == "full"
+    assert "CPU" not in quick.label
+    t4, paper = get_profile("t4").label, get_profile("paper").label
+    assert t4.startswith("t4 (one T4-class GPU, fp16") and "not a paper reproduction" in t4
+    assert paper.startswith("paper (each paper's own setup")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert get_profile("quick").label == "quick (CPU, small subsets; not a paper reproduction)"

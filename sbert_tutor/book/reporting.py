@@ -19,11 +19,16 @@ from sbert_tutor.provenance import commit_label, hardware_label
 
 
 def measured_label(profile: Profile, hardware: str | None = None) -> str:
-    """``"this run (quick profile: CPU, small subsets; not a reproduction)"`` or ``"this run (full profile)"``."""
+    """How this run's numbers are labelled: ``"this run (quick profile, <hardware>; small
+    subsets, not a reproduction)"``, ``"this run (t4 profile, <hardware>; not a reproduction)"``
+    or ``"this run (paper profile, <hardware>; the papers' setups, deviations listed)"``."""
     where = hardware or hardware_label()
-    if getattr(profile, "is_quick", True):
-        return f"this run (quick profile, {where}; small subsets, not a reproduction)"
-    return f"this run (full profile, {where})"
+    name = getattr(profile, "name", "quick")
+    if name == "paper":
+        return f"this run (paper profile, {where}; the papers' setups, deviations listed)"
+    if name == "t4":
+        return f"this run (t4 profile, {where}; not a reproduction)"
+    return f"this run (quick profile, {where}; small subsets, not a reproduction)"
 
 
 def measured_vs_published(

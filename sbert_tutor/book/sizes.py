@@ -1,15 +1,29 @@
-"""How big each chapter's data and runs are, under the quick and the full profile.
+"""How big each chapter's data and runs are, under the ``quick``, ``t4`` and ``paper`` profiles.
 
 One frozen dataclass per chapter, built by keyword, so a chapter reads ``sizes.pairs`` rather
-than a number, and the quick/full choice is made once: ``sizes_for(CostSizes)`` returns a
+than a number, and the profile choice is made once: ``sizes_for(CostSizes)`` returns a
 :class:`CostSizes` (typed, so an editor knows its fields). The training chapters (6-11) share
-:class:`RunSizes`: steps, batch size, examples, start model, learning rate and seeds. The *profile name* itself is resolved by
+:class:`RunSizes`: steps or epochs, batch size, examples, start model (with its pooling),
+learning rate, warm-up and seeds; :func:`sbert_tutor.book.configs.training_config` turns them
+into a :class:`~sbert_tutor.training.TrainingConfig`. The *profile name* itself is resolved by
 the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's.
 
 * ``quick``: CPU, small real subsets, a few minutes a chapter (CI and the book build). The
   training runs of chapters 6-11 start from :data:`QUICK_START`, a weak one-layer cut of
   all-MiniLM-L6-v2 (:mod:`sbert_tutor.book.weak_start`), three seeds each.
-* ``full``: GPU, paper-scale data and epochs, from the papers' start models.
+* ``t4``: one T4-class GPU (Colab's), fp16 mixed precision. The training runs start from
+  :data:`T4_START`, ``nreimers/MiniLM-L6-H384-uncased``: the pre-trained MiniLM that
+  all-MiniLM-L6-v2 was sentence-tuned from. It is a language model, never trained on sentence
+  pairs, so every objective has all of its effect still to make; it is 6 layers of width 384
+  (about a fifth of BERT-base's compute), so a run of a few thousand examples takes a minute on
+  a T4; and a reader can download it anywhere (90 MB). Its runs are sized, with three seeds
+  each, so that the estimate of :mod:`sbert_tutor.book.costs` (an upper bound) stays within
+  10 minutes a chapter on a T4 and 90 for the book.
+* ``paper``: each chapter's run is its paper's setup (:mod:`sbert_tutor.book.published`:
+  :data:`~sbert_tutor.book.published.SBERT_SETUP`, ``TANEJA_SETUP``, ``SUPMPN_SETUP``,
+  ``OH_SETUP``, ``DISTANCE_DILEMMA``): start model and pooling, data, batch size, epochs,
+  learning rate, warm-up, P/Q and margins. :func:`deviation_table` lists what still differs and
+  why, computed from these sizes and those setups (a test keeps the reasons in step).
 
 ``None`` means "all" (all pairs, all queries, full epochs).
 """
@@ -17,22 +31,73 @@ the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sbert_tutor.book.weak_start import MINILM, WeakStart
-from sbert_tutor.profiles import PROFILES, Profile, get_profile
-from sbert_tutor.validation import check_choice
+from sbert_tutor.profiles import PROFILES, Profile, check_profile, get_profile
+
+if TYPE_CHECKING:  # the encoder (torch) loads only when a model does
+    from sbert_tutor.encoder import SentenceEncoder
 
 BERT = "bert-base-uncased"
+DISTILBERT = "distilbert-base-uncased"
+#: The t4 profile's start for every training run: the pre-trained (masked-language-model)
+#: MiniLM, 6 layers x 384, that all-MiniLM-L6-v2 was sentence-tuned from. Not sentence-tuned,
+#: so each objective's effect is all its own; small enough for three seeds a variant on a T4.
+T4_START = "nreimers/MiniLM-L6-H384-uncased"
+#: The t4 profile's learning rate: the top of BERT's usual fine-tuning range (2e-5 to 5e-5),
+#: for runs of a few hundred steps.
+T4_LR = 5e-5
 #: The quick profile's start for the training runs of chapters 6-11: all-MiniLM-L6-v2 cut to
 #: its first transformer layer (:mod:`sbert_tutor.book.weak_start`), and the learning rate its
 #: short runs use (5x SBERT's 2e-5: one layer, a few dozen steps).
 QUICK_START = WeakStart(layers=1)
 QUICK_LR = 1e-4
-#: Seeds of every training variant: three in the quick profile (mean and spread); one in the
-#: full profile, whose GPU runs are long (its tables then give no verdict).
+#: Seeds of every training variant: three in the quick and t4 profiles (mean and spread: a
+#: verdict needs them); in the paper profile, the paper's own number of runs where it states one
+#: (SBERT's Table 2: ten seeds), else one (hours a run; its tables then give no verdict).
 QUICK_SEEDS = (0, 1, 2)
-FULL_SEEDS = (42,)
+T4_SEEDS = (0, 1, 2)
+PAPER_SEEDS = (0,)
+
+
+@dataclass(frozen=True)
+class Start:
+    """A start model by name with the pooling put on it (``None``: the model's own; a plain
+    Hugging Face model then gets mean pooling).
+
+    Example:
+        >>> Start("bert-base-uncased", "cls").label
+        'bert-base-uncased, cls pooling'
+    """
+
+    name: str
+    pooling: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The start model in words (its name in every log and table)."""
+        short = self.name.rsplit("/", 1)[-1]
+        return f"{short}, {self.pooling} pooling" if self.pooling else short
+
+    def load(self) -> SentenceEncoder:
+        """A fresh encoder: ``name`` with ``pooling``."""
+        from sbert_tutor.encoder import SentenceEncoder
+
+        return SentenceEncoder.from_pretrained(self.name, pooling=self.pooling)
+
+
+def start_name(start: str | Start | WeakStart) -> str:
+    """The hub name behind a start model (a :class:`WeakStart`'s base model)."""
+    if isinstance(start, WeakStart):
+        return start.base
+    return start.name if isinstance(start, Start) else str(start)
+
+
+def start_pooling(start: str | Start | WeakStart) -> str:
+    """The pooling a start model's runs use: :class:`Start`'s, else ``"mean"`` (a plain hub
+    model's default, and all-MiniLM-L6-v2's own)."""
+    return (start.pooling if isinstance(start, Start) else None) or "mean"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,19 +110,24 @@ class RunSizes(ChapterSizes):
     """What sizes every training run of chapters 6-11.
 
     Attributes:
-        steps: optimizer steps of each run (``None``: whole epochs).
+        steps: optimizer steps of each run (``None``: ``epochs`` whole epochs).
+        epochs: passes over the training examples when ``steps`` is ``None``.
         batch_size: pairs (or groups) a step.
         examples: training examples drawn with the seed (``None``: all).
-        start: the model each run starts from (a hub name or a :class:`WeakStart`).
+        start: the model each run starts from (a hub name, a :class:`Start` naming its
+            pooling, or a :class:`WeakStart`).
         lr: the peak learning rate.
+        warmup_ratio: share of the steps spent warming the learning rate up (then linear decay).
         seeds: one run per seed (mean and spread over them).
     """
 
     steps: int | None
+    epochs: int = 1
     batch_size: int
     examples: int | None = None
-    start: str | WeakStart
+    start: str | Start | WeakStart
     lr: float
+    warmup_ratio: float = 0.1
     seeds: tuple[int, ...]
 
 
@@ -131,22 +201,21 @@ class ClassificationSizes(RunSizes):
 
 @dataclass(frozen=True, kw_only=True)
 class RegressionSizes(RunSizes):
-    """Chapter 7 (regression): the model of the label-scale table and its STSb train pairs, and
-    the epochs of the runs when ``steps`` is ``None``."""
+    """Chapter 7 (regression): the model of the label-scale table and its STSb train pairs."""
 
     model: str
     scale_pairs: int | None
-    epochs: int
 
 
 @dataclass(frozen=True, kw_only=True)
 class TripletSizes(RunSizes):
-    """Chapter 8 (triplet): the model of the margin sweep, its NLI triplets, and the STSb dev
-    pairs the runs are scored on."""
+    """Chapter 8 (triplet): the model of the margin sweep, its NLI triplets, the STSb dev
+    pairs the runs are scored on, and the margin of the runs (SBERT's: 1, Euclidean)."""
 
     model: str
     margin_triplets: int | None
     eval_pairs: int | None
+    margin: float = 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,13 +227,17 @@ class MNRLSizes(RunSizes):
 
 @dataclass(frozen=True, kw_only=True)
 class SupMPNSizes(RunSizes):
-    """Chapter 10 (SupMPN): ``batch_size`` is also the fixed batch of the denominator analysis."""
+    """Chapter 10 (SupMPN): ``positives`` (P) and ``negatives`` (Q) per anchor; ``batch_size``
+    is also the fixed batch of the denominator analysis."""
+
+    positives: int
+    negatives: int
 
 
 @dataclass(frozen=True, kw_only=True)
 class SearchGuidedSizes(RunSizes):
     """Chapter 11 (semantic-search guidance): unlabelled sentences in the pool; ``start`` is the
-    student (the teacher is always the full all-MiniLM-L6-v2)."""
+    student (the teacher is always all-MiniLM-L6-v2 itself)."""
 
     pool: int | None
 
@@ -173,9 +246,10 @@ class SearchGuidedSizes(RunSizes):
 class DistanceDilemmaSizes(ChapterSizes):
     """Chapter 12 (the distance dilemma): test queries (the first ones of the dev subset; the
     rest train), random extra test passages beyond their judged and BM25 candidates, BM25
-    negatives per training query, the start model, optimizer steps, epochs, batch size,
-    triplets in the PCA picture, and whether the study's own margins are trained too (three more
-    runs: more than a minute of CPU, so only in the full profile)."""
+    negatives per training query, the start model (mean pooling, as the study's), optimizer
+    steps, epochs, batch size, learning rate and warm-up, triplets in the PCA picture, and
+    whether the study's own margins are trained too (three more runs: only in the paper
+    profile)."""
 
     test_queries: int
     other_passages: int | None
@@ -184,6 +258,8 @@ class DistanceDilemmaSizes(ChapterSizes):
     steps: int | None
     epochs: int
     batch_size: int
+    lr: float = 2e-5
+    warmup_ratio: float = 0.1
     pca_triplets: int
     study_margins: bool
 
@@ -199,18 +275,28 @@ class EfficiencySizes(ChapterSizes):
     search_corpus: int
 
 
-QUICK_RUN = {"start": QUICK_START, "lr": QUICK_LR, "seeds": QUICK_SEEDS}
-FULL_RUN = {"start": BERT, "lr": 2e-5, "seeds": FULL_SEEDS}
+QUICK_RUN: dict[str, Any] = {"start": QUICK_START, "lr": QUICK_LR, "seeds": QUICK_SEEDS}
+T4_RUN: dict[str, Any] = {"start": T4_START, "lr": T4_LR, "seeds": T4_SEEDS}
+#: SBERT's own setup (Reimers & Gurevych 2019; :data:`~sbert_tutor.book.published.SBERT_SETUP`):
+#: BERT-base with mean pooling, batch 16, lr 2e-5, warm-up over 10%.
+SBERT_RUN: dict[str, Any] = {
+    "start": Start(BERT, "mean"),
+    "lr": 2e-5,
+    "warmup_ratio": 0.1,
+    "batch_size": 16,
+}
 
 #: sizes class -> profile name -> that chapter's sizes.
 SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
     CostSizes: {
         "quick": CostSizes(pairs=192, sentences=512, batch_size=32),
-        "full": CostSizes(pairs=4096, sentences=20000, batch_size=128),
+        "t4": CostSizes(pairs=4096, sentences=10000, batch_size=128),
+        "paper": CostSizes(pairs=4096, sentences=10000, batch_size=128),
     },
     PoolingSizes: {
         "quick": PoolingSizes(anisotropy_pairs=2000),
-        "full": PoolingSizes(anisotropy_pairs=20000),
+        "t4": PoolingSizes(anisotropy_pairs=20000),
+        "paper": PoolingSizes(anisotropy_pairs=20000),
     },
     TransferSizes: {
         "quick": TransferSizes(
@@ -219,7 +305,14 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             poolings=("mean", "cls"),
             kfold=5,
         ),
-        "full": TransferSizes(
+        # the logistic regressions run on the CPU, which a T4 does not speed up: quick's sizes
+        "t4": TransferSizes(
+            experiment_tasks=("mr", "subj", "trec", "mrpc"),
+            experiment_max_items=400,
+            poolings=("mean", "cls"),
+            kfold=5,
+        ),
+        "paper": TransferSizes(
             experiment_tasks=("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc"),
             experiment_max_items=None,
             poolings=("mean", "cls", "max"),
@@ -227,11 +320,14 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
     },
     RetrievalMetricsSizes: {
         "quick": RetrievalMetricsSizes(dev_queries=100, dl19_queries=10, random_passages=0),
-        "full": RetrievalMetricsSizes(dev_queries=None, dl19_queries=None, random_passages=None),
+        "t4": RetrievalMetricsSizes(dev_queries=None, dl19_queries=None, random_passages=None),
+        "paper": RetrievalMetricsSizes(dev_queries=None, dl19_queries=None, random_passages=None),
     },
     MSMarcoSizes: {
         "quick": MSMarcoSizes(corpus="mini", datasets=("msmarco-dev-subset", "trec-dl19")),
-        "full": MSMarcoSizes(corpus="full", datasets=("msmarco-dev", "trec-dl19")),
+        # the 8.8M collection is hours of encoding on a T4: the 16,799-passage mini corpus
+        "t4": MSMarcoSizes(corpus="mini", datasets=("msmarco-dev-subset", "trec-dl19")),
+        "paper": MSMarcoSizes(corpus="full", datasets=("msmarco-dev", "trec-dl19")),
     },
     ClassificationSizes: {
         # 150 steps: from the weak start, 25 steps of softmax leave STSb within the seed
@@ -245,14 +341,24 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             probe_premises=(500, 300),
             **QUICK_RUN,
         ),
-        "full": ClassificationSizes(
+        "t4": ClassificationSizes(
+            model=T4_START,
+            steps=100,
+            batch_size=32,
+            examples=None,
+            eval_pairs=None,
+            probe_premises=(2000, 500),
+            **T4_RUN,
+        ),
+        "paper": ClassificationSizes(
             model=BERT,
             steps=None,
-            batch_size=16,
+            epochs=1,
             examples=None,
             eval_pairs=None,
             probe_premises=(20000, 2000),
-            **FULL_RUN,
+            seeds=PAPER_SEEDS,
+            **SBERT_RUN,
         ),
     },
     RegressionSizes: {
@@ -265,14 +371,23 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             examples=2000,
             **QUICK_RUN,
         ),
-        "full": RegressionSizes(
+        "t4": RegressionSizes(
+            model=T4_START,
+            scale_pairs=None,
+            steps=None,
+            epochs=1,
+            batch_size=16,
+            examples=None,
+            **T4_RUN,
+        ),
+        "paper": RegressionSizes(
             model=BERT,
             scale_pairs=None,
             steps=None,
             epochs=4,
-            batch_size=16,
             examples=None,
-            **FULL_RUN,
+            seeds=tuple(range(10)),
+            **SBERT_RUN,
         ),
     },
     TripletSizes: {
@@ -285,27 +400,74 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             eval_pairs=500,
             **QUICK_RUN,
         ),
-        "full": TripletSizes(
+        "t4": TripletSizes(
+            model=T4_START,
+            margin_triplets=5000,
+            steps=120,
+            batch_size=32,
+            examples=None,
+            eval_pairs=None,
+            **T4_RUN,
+        ),
+        "paper": TripletSizes(
             model=BERT,
             margin_triplets=5000,
             steps=None,
-            batch_size=16,
+            epochs=1,
             examples=None,
             eval_pairs=None,
-            **FULL_RUN,
+            seeds=PAPER_SEEDS,
+            **SBERT_RUN,
         ),
     },
     MNRLSizes: {
         "quick": MNRLSizes(fixed_pairs=1024, steps=40, batch_size=32, examples=1280, **QUICK_RUN),
-        "full": MNRLSizes(fixed_pairs=8192, steps=None, batch_size=64, examples=None, **FULL_RUN),
+        "t4": MNRLSizes(fixed_pairs=8192, steps=200, batch_size=64, examples=None, **T4_RUN),
+        "paper": MNRLSizes(
+            fixed_pairs=8192,
+            start=Start(BERT, "mean"),
+            steps=None,
+            epochs=1,
+            batch_size=12,
+            examples=None,
+            lr=2e-5,
+            warmup_ratio=0.1,
+            seeds=PAPER_SEEDS,
+        ),
     },
     SupMPNSizes: {
-        "quick": SupMPNSizes(batch_size=16, steps=40, examples=640, **QUICK_RUN),
-        "full": SupMPNSizes(batch_size=64, steps=None, examples=None, **FULL_RUN),
+        "quick": SupMPNSizes(
+            batch_size=16, steps=40, examples=640, positives=2, negatives=2, **QUICK_RUN
+        ),
+        "t4": SupMPNSizes(
+            batch_size=32, steps=60, examples=None, positives=2, negatives=2, **T4_RUN
+        ),
+        "paper": SupMPNSizes(
+            # the paper pools the average of the first and last layers; the library pools the
+            # last layer only (see deviation_table)
+            start=Start(BERT, "mean"),
+            batch_size=256,
+            steps=None,
+            epochs=3,
+            examples=None,
+            positives=5,
+            negatives=5,
+            lr=5e-5,
+            seeds=PAPER_SEEDS,
+        ),
     },
     SearchGuidedSizes: {
         "quick": SearchGuidedSizes(pool=1280, steps=40, batch_size=32, **QUICK_RUN),
-        "full": SearchGuidedSizes(pool=None, steps=None, batch_size=64, **FULL_RUN),
+        "t4": SearchGuidedSizes(pool=None, steps=100, batch_size=64, **T4_RUN),
+        "paper": SearchGuidedSizes(
+            pool=None,
+            start=Start(BERT, "cls"),
+            steps=None,
+            epochs=1,
+            batch_size=32,
+            lr=3e-5,
+            seeds=PAPER_SEEDS,
+        ),
     },
     DistanceDilemmaSizes: {
         "quick": DistanceDilemmaSizes(
@@ -319,24 +481,57 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             pca_triplets=40,
             study_margins=False,
         ),
-        "full": DistanceDilemmaSizes(
+        "t4": DistanceDilemmaSizes(
             test_queries=200,
-            other_passages=None,
-            negatives_per_query=None,
-            model=BERT,
+            other_passages=0,
+            negatives_per_query=4,
+            model=T4_START,
             steps=None,
             epochs=1,
             batch_size=16,
+            lr=T4_LR,
+            pca_triplets=100,
+            study_margins=False,
+        ),
+        "paper": DistanceDilemmaSizes(
+            test_queries=200,
+            other_passages=None,
+            negatives_per_query=None,
+            model=DISTILBERT,
+            steps=None,
+            epochs=3,
+            batch_size=64,
+            warmup_ratio=0.0,
             pca_triplets=100,
             study_margins=True,
         ),
     },
     EfficiencySizes: {
         "quick": EfficiencySizes(sts_sentences=500, passages=100, repeats=2, search_corpus=100_000),
-        "full": EfficiencySizes(
+        "t4": EfficiencySizes(
+            sts_sentences=5000, passages=2000, repeats=3, search_corpus=1_000_000
+        ),
+        "paper": EfficiencySizes(
             sts_sentences=5000, passages=2000, repeats=5, search_corpus=1_000_000
         ),
     },
+}
+
+#: sizes class -> the chapter (notebook stem in ``book/``) that reads it.
+CHAPTERS: dict[type[ChapterSizes], str] = {
+    CostSizes: "02_cost_of_cross_encoders",
+    PoolingSizes: "03_siamese_pooling_sts",
+    TransferSizes: "03b_transfer_tasks",
+    RetrievalMetricsSizes: "04_retrieval_metrics",
+    MSMarcoSizes: "05_msmarco",
+    ClassificationSizes: "06_classification_objective",
+    RegressionSizes: "07_regression_objective",
+    TripletSizes: "08_triplet_objective",
+    MNRLSizes: "09_multiple_negatives_ranking",
+    SupMPNSizes: "10_supmpn",
+    SearchGuidedSizes: "11_semantic_search_guided",
+    DistanceDilemmaSizes: "12_distance_dilemma",
+    EfficiencySizes: "13_computational_efficiency",
 }
 
 S = TypeVar("S", bound=ChapterSizes)
@@ -345,7 +540,8 @@ S = TypeVar("S", bound=ChapterSizes)
 def sizes_for(kind: type[S], profile: Profile | str | None = None) -> S:
     """The sizes of one chapter (its sizes class, e.g. :class:`CostSizes`) under ``profile``.
 
-    ``profile``: a :class:`~sbert_tutor.profiles.Profile`, ``"quick"`` / ``"full"``, or ``None``
+    ``profile``: a :class:`~sbert_tutor.profiles.Profile`, one of
+    :data:`~sbert_tutor.profiles.PROFILES` (``"quick"``, ``"t4"``, ``"paper"``), or ``None``
     (resolved by :func:`~sbert_tutor.profiles.get_profile`).
 
     Example:
@@ -354,9 +550,12 @@ def sizes_for(kind: type[S], profile: Profile | str | None = None) -> S:
     """
     if profile is None:
         profile = get_profile()
-    name = profile.name if isinstance(profile, Profile) else str(profile)
-    check_choice(name, PROFILES, "profile", key=name)
+    name = profile.name if isinstance(profile, Profile) else check_profile(str(profile))
     if kind not in SIZES:
         known = ", ".join(k.__name__ for k in SIZES)
         raise TypeError(f"{kind!r} is not a chapter's sizes class; use one of {known}")
     return cast(S, SIZES[kind][name])
+
+
+assert all(set(by_profile) == set(PROFILES) for by_profile in SIZES.values())
+assert set(CHAPTERS) == set(SIZES)

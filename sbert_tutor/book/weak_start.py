@@ -12,14 +12,15 @@ trains several times faster per step than the six-layer one.
 
 Honest limits: the kept layer and the embeddings are still MiniLM's, which was distilled from a
 larger model and then trained contrastively, so this is *not* BERT-base and its numbers are not
-the papers'. The chapters say so next to every table. The ``full`` profile keeps the papers'
-start models (:mod:`sbert_tutor.book.sizes`).
+the papers'. The chapters say so next to every table. The ``t4`` profile starts from the
+pre-trained MiniLM, the ``paper`` profile from the papers' start models
+(:mod:`sbert_tutor.book.sizes`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the encoder (torch) loads only when a model does
     from sbert_tutor.encoder import SentenceEncoder
@@ -74,18 +75,20 @@ class WeakStart:
         return encoder
 
 
-def load_start(model: str | WeakStart | SentenceEncoder) -> SentenceEncoder:
-    """A fresh encoder from a hub name / folder or a :class:`WeakStart` (an encoder is returned
-    as it is)."""
+def load_start(model: Any) -> SentenceEncoder:
+    """A fresh encoder from a hub name / folder, a :class:`WeakStart` or any start with a
+    ``load()`` (e.g. :class:`sbert_tutor.book.sizes.Start`, a name with its pooling); an encoder
+    is returned as it is."""
     from sbert_tutor.encoder import SentenceEncoder
 
     if isinstance(model, SentenceEncoder):
         return model
-    if isinstance(model, WeakStart):
+    if hasattr(model, "load"):
         return model.load()
     return SentenceEncoder.from_pretrained(model)
 
 
-def start_label(model: str | WeakStart) -> str:
-    """How a start model is named in the chapters' tables."""
-    return model.label if isinstance(model, WeakStart) else str(model).rsplit("/", 1)[-1]
+def start_label(model: Any) -> str:
+    """How a start model is named in the chapters' tables (its ``label`` when it has one)."""
+    label = getattr(model, "label", None)
+    return label if isinstance(label, str) else str(model).rsplit("/", 1)[-1]

@@ -723,7 +723,8 @@ def evaluate_transfer(
         files.extend(str(f) for f in data.files)
     describe = getattr(encoder, "describe", None)
     record = provenance(
-        profile="full" if max_items is None else "quick",  # all items, or a subsample
+        # all items and SentEval's protocol are the paper profile's sizes; a subsample, quick's
+        profile="paper" if max_items is None else "quick",
         data_files=files,
         model=describe() if callable(describe) else None,
         data_sources={n: r.source for n, r in results.items()},

@@ -304,4 +304,4 @@ def test_study_margins_are_the_papers():
     assert margins == [DISTANCE_DILEMMA["triplet cosine margin, retried"], 5.0, 5.0]
     assert DISTANCE_DILEMMA["triplet margin"] == 5.0
     assert not sizes_for(DistanceDilemmaSizes, "quick").study_margins
-    assert sizes_for(DistanceDilemmaSizes, "full").study_margins
+    assert sizes_for(DistanceDilemmaSizes, "paper").study_margins

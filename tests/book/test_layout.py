@@ -60,11 +60,24 @@ def _public_definitions(path: Path) -> dict[str, ast.AST]:
 
 
 BOOK_MODULES = sorted(p for p in (PACKAGE / "book").rglob("*.py") if p.name != "__init__.py")
+#: The repository's scripts (CI's, the benchmarks') use the book layer too.
+SCRIPTS = sorted([*ROOT.glob(".ci/*.py"), *ROOT.glob("benchmarks/*.py")])
+#: Issue 23: names made for the chapters whose notebook edits wait for another issue's notebook
+#: work to merge (listed in issue 23's report: chapters 1 and 6-12 call them then). Remove a
+#: name here once a chapter uses it; the second test fails until then.
+PENDING_CHAPTER_EDITS = {
+    "book/configs.py: training_config",
+    "book/costs.py: cost_table",
+    "book/deviations.py: deviations",
+}
 
 
-def test_every_public_book_name_is_used_by_a_chapter_or_another_module():
+def _unused() -> list[str]:
     used_by_chapters = set().union(
         *(_names_used(ast.parse(_notebook_code(nb))) for nb in sorted(ROOT.glob("book/*.ipynb")))
+    )
+    used_by_scripts = set().union(
+        *(_names_used(ast.parse(p.read_text(encoding="utf-8"))) for p in SCRIPTS)
     )
     library = {p: ast.parse(p.read_text(encoding="utf-8")) for p in PACKAGE.rglob("*.py")}
     unused = []
@@ -74,9 +87,19 @@ def test_every_public_book_name_is_used_by_a_chapter_or_another_module():
         for name, node in _public_definitions(path).items():
             # used inside its own module by another definition (a helper of a used function)
             inside = set().union(*(_names_used(other) for other in own.body if other is not node))
-            if name not in used_by_chapters | elsewhere | inside:
+            if name not in used_by_chapters | used_by_scripts | elsewhere | inside:
                 unused.append(f"{path.relative_to(PACKAGE)}: {name}")
+    return unused
+
+
+def test_every_public_book_name_is_used_by_a_chapter_or_another_module():
+    unused = [name for name in _unused() if name not in PENDING_CHAPTER_EDITS]
     assert not unused, "public names used only by tests (or nothing): " + ", ".join(unused)
+
+
+def test_names_waiting_for_their_chapters_are_still_waiting():
+    done = PENDING_CHAPTER_EDITS - set(_unused())
+    assert not done, f"now used by a chapter: remove from PENDING_CHAPTER_EDITS: {sorted(done)}"
 
 
 def _book_imports(path: Path) -> set[str]:

@@ -72,7 +72,7 @@ def test_recorded_results_and_encode_summary(tmp_path):
     from sbert_tutor.book.recorded import recorded_results
 
     assert recorded_results("absent", folder=str(tmp_path)) is None
-    # the default folder is the repository's benchmarks/results, which holds the recorded CPU run
+    # the default folder is the repository's sbert_tutor/book/results, which holds the recorded CPU run
     assert recorded_results("encode_cpu_2threads")["provenance"]["git"]["sha"]
     record = {
         "model": "m",

@@ -59,17 +59,17 @@ def test_recorded_runs_beside_published_and_their_difference():
     how = book.how_recorded(ours)
     assert list(book.how_recorded_table({"a": ours, "b": None}).columns) == ["a"]
     assert book.ours_minus_senteval(ours, None) is None
-    assert how["git commit"] == "abc123abc123" and how["profile"] == "full"
+    assert how["git commit"] == "abc123abc123"
+    # recorded before the profiles were quick, t4 and paper: said so, not shown as a profile
+    assert how["profile"].startswith("full (a retired profile name")
     assert "rt-polarity.pos: ffffffffffff" in how["data files (sha256)"]
 
 
 def test_chapter_sizes_per_profile():
-    quick, full = (
-        sizes.sizes_for(sizes.TransferSizes, "quick"),
-        sizes.sizes_for(sizes.TransferSizes, "full"),
-    )
-    assert quick.experiment_max_items is not None and full.experiment_max_items is None
-    assert set(quick.poolings) <= set(full.poolings)
+    quick, t4, paper = (sizes.sizes_for(sizes.TransferSizes, p) for p in ("quick", "t4", "paper"))
+    assert quick.experiment_max_items is not None and paper.experiment_max_items is None
+    assert set(quick.poolings) <= set(t4.poolings) <= set(paper.poolings)
+    assert paper.kfold == 10 and len(paper.experiment_tasks) == 7  # SentEval's protocol
 
 
 @needs_data

@@ -12,7 +12,7 @@ close to every :math:`\ell_i` of the batch.
 
 The GPU figures of chapter 13, from recorded runs (the book itself is built on a CPU).
 
-A GPU run of ``bash benchmarks/gpu_run.sh`` writes ``benchmarks/results/encode_gpu_<gpu>.json``
+A GPU run of ``bash benchmarks/gpu_run.sh`` writes ``sbert_tutor/book/results/encode_gpu_<gpu>.json``
 (``benchmarks/encode.py --preset gpu``) and ``train_step_gpu_<loss>_<gpu>.json``
 (``benchmarks/train_step.py --device cuda``), each with its provenance (git commit, GPU,
 packages, data hashes, command). :func:`gpu_run_report` turns whatever is recorded into tables,
@@ -276,7 +276,7 @@ def gpu_run_report(folder: str | Path | None = None) -> GPURunReport:
                 f"machine with an NVIDIA GPU, `{GPU_RUN_COMMAND}` in the project root measures "
                 "them (encode: first pass, warm median, forward-only bound and "
                 "sentence-transformers in fp32/fp16/bf16; one STSb epoch per training "
-                "precision) and writes benchmarks/results/encode_gpu_<gpu>.json and "
+                "precision) and writes sbert_tutor/book/results/encode_gpu_<gpu>.json and "
                 "train_step_gpu_cosine_<gpu>.json, which this section then shows."
             ),
         )

@@ -25,7 +25,7 @@ from sbert_tutor.book.sizes import TransferSizes
 TASK_COLUMNS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
 
 
-#: Results files of the recorded full runs (in ``benchmarks/results``).
+#: Results files of the recorded full runs (in ``sbert_tutor/book/results``).
 RECORDED_RUN = "transfer_minilm_cpu"
 
 

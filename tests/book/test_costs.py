@@ -1,0 +1,135 @@
+"""The cost table: every chapter and profile with minutes on 2 CPU cores, a T4 and an H100 and
+the peak GPU memory, each with its basis; CI's chapter times feed the CPU column; the t4 profile
+fits a T4 by its own estimate."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from sbert_tutor.book import costs
+from sbert_tutor.book.sizes import CHAPTERS, SIZES, ClassificationSizes, sizes_for
+from sbert_tutor.profiles import PROFILES
+
+FIGURES = {
+    "CPU, 2 cores (min)": "CPU basis",
+    "T4 (min)": "T4 basis",
+    "H100 (min)": "H100 basis",
+    "peak GPU memory (GB)": "memory basis",
+}
+
+
+def _cpu_record(seconds: dict[str, float], complete: bool = True) -> dict:
+    return {
+        "benchmark": "chapter_times",
+        "profile": "quick",
+        "complete": complete,
+        "chapters": {c: {"seconds": s, "outcome": "passed"} for c, s in seconds.items()},
+        "provenance": {"git": {"sha": "abcdef1234567890"}, "timestamp": "2026-11-24T00:00:00"},
+    }
+
+
+def test_every_chapter_and_profile_with_a_basis_for_every_figure(tmp_path):
+    table = costs.cost_table(folder=tmp_path)  # nothing recorded there
+    chapters = {costs.INTRODUCTION, *CHAPTERS.values()}
+    for profile in PROFILES:
+        rows = table.xs(profile, level="profile")
+        assert set(rows.index) == chapters | {"book (all chapters)"}
+        for chapter in chapters:
+            row = rows.loc[chapter]
+            assert row["trains"] and row["evaluates"]
+            for figure, basis in FIGURES.items():
+                text = row[basis]
+                assert text.startswith(("measured:", "scaled from", "unmeasured:", "estimated", "the ")), (
+                    chapter,
+                    basis,
+                    text,
+                )
+                if row[figure] != row[figure]:  # NaN: then the basis says how to measure it
+                    assert "unmeasured" in text, (chapter, figure)
+    assert "unmeasured" in table.attrs["note"] and "chapter_times_cpu" in table.attrs["note"]
+    # GPU memory is an estimate until a GPU run records it, and says what measures it
+    assert table["memory basis"].dropna().str.contains("unmeasured: python benchmarks/chapter_times.py run").all()
+
+
+def test_the_t4_profile_fits_a_t4_and_the_book_fits_90_minutes(tmp_path):
+    table = costs.cost_table(("t4",), folder=tmp_path)
+    fits = table[costs.FITS]
+    assert fits.all(), table.loc[~fits, ["T4 (min)", "peak GPU memory (GB)"]]
+    assert table.loc[("book (all chapters)", "t4"), "T4 (min)"] <= 90
+    assert table.loc[("book (all chapters)", "t4"), "peak GPU memory (GB)"] <= 15
+    assert not costs.cost_table(("paper",), folder=tmp_path)[costs.FITS].all()
+
+
+def test_a_t4_profile_too_big_is_caught(monkeypatch, tmp_path):
+    """The check's control: ten times the steps of chapter 6 no longer fit a T4."""
+    big = dataclasses.replace(sizes_for(ClassificationSizes, "t4"), steps=1000)
+    monkeypatch.setitem(SIZES[ClassificationSizes], "t4", big)
+    table = costs.cost_table(("t4",), folder=tmp_path)
+    assert not table.loc[(CHAPTERS[ClassificationSizes], "t4"), costs.FITS]
+    assert not table.loc[("book (all chapters)", "t4"), costs.FITS]
+
+
+def test_estimates_follow_the_sizes_and_the_models():
+    quick, t4, paper = (costs.work(ClassificationSizes, p) for p in PROFILES)
+    assert quick.train_units < t4.train_units < paper.train_units
+    assert costs.model_factor("bert-base-uncased") == pytest.approx(19_700 / 7_100)
+    assert costs.model_factor("nreimers/MiniLM-L6-H384-uncased") == 1.0
+    with pytest.raises(ValueError, match="no cost model"):
+        costs.model_factor("gpt2")
+    # the paper profile's SupMPN (BERT-base, 256 groups of 11 texts) needs more than a T4 has
+    table = costs.cost_table(("paper",))
+    assert table.loc[("10_supmpn", "paper"), "peak GPU memory (GB)"] > 16
+    assert table.loc[("06_classification_objective", "paper"), "T4 (min)"] > 600
+
+
+def test_t4_minutes_are_the_h100_work_times_the_stated_factor(tmp_path):
+    table = costs.cost_table(("t4",), folder=tmp_path)
+    work = costs.work(ClassificationSizes, "t4")
+    gpu = costs.h100_seconds(work)
+    row = table.loc[(CHAPTERS[ClassificationSizes], "t4")]
+    assert row["T4 (min)"] == pytest.approx((60 + gpu * 67 / 8.1) / 60, abs=0.05)
+    assert "by 8.3" in row["T4 basis"] and "67/8.1" in row["T4 basis"]
+    assert row["H100 (min)"] == pytest.approx((27 + gpu) / 60, abs=0.05)
+
+
+def test_the_cpu_column_comes_from_ci_chapter_times(tmp_path):
+    seconds = {c: 100.0 for c in [costs.INTRODUCTION, *CHAPTERS.values()]}
+    seconds[CHAPTERS[ClassificationSizes]] = 240.0
+    (tmp_path / "chapter_times_cpu.json").write_text(json.dumps(_cpu_record(seconds)))
+    table = costs.cost_table(folder=tmp_path)
+    quick = table.loc[(CHAPTERS[ClassificationSizes], "quick")]
+    assert quick["CPU, 2 cores (min)"] == 4.0
+    assert quick["CPU basis"].startswith("measured: CI chapter times") and "abcdef1234" in quick["CPU basis"]
+    t4 = table.loc[(CHAPTERS[ClassificationSizes], "t4")]
+    assert t4["CPU basis"].startswith("scaled from CI's quick time of this chapter (240 s)")
+    assert t4["CPU, 2 cores (min)"] > 4.0
+    assert table.loc[("book (all chapters)", "quick"), "CPU, 2 cores (min)"] == pytest.approx(
+        sum(seconds.values()) / 60, abs=0.2
+    )
+    assert "CI chapter times from" in table.attrs["note"]
+
+
+def test_a_recorded_gpu_run_replaces_the_estimates(tmp_path):
+    chapter = CHAPTERS[ClassificationSizes]
+    record = {
+        "benchmark": "chapter_times",
+        "profile": "t4",
+        "hardware": "Tesla T4",
+        "chapters": {chapter: {"seconds": 300.0, "outcome": "passed", "peak_memory_gb": 2.5}},
+        "provenance": {"git": {"sha": "0123456789ab"}, "timestamp": "2026-12-01"},
+    }
+    (tmp_path / "chapter_times_gpu_tesla_t4.json").write_text(json.dumps(record))
+    row = costs.cost_table(("t4",), folder=tmp_path).loc[(chapter, "t4")]
+    assert row["T4 (min)"] == 5.0 and row["T4 basis"].startswith("measured: a recorded GPU run")
+    assert row["peak GPU memory (GB)"] == 2.5 and "Tesla T4" in row["memory basis"]
+    assert row["H100 basis"].startswith("scaled from")  # an H100 figure still needs an H100 run
+
+
+def test_the_transfer_chapter_is_cpu_bound_and_scaled_from_the_recorded_run():
+    table = costs.cost_table(("paper",))
+    row = table.loc[("03b_transfer_tasks", "paper")]
+    assert "transfer_minilm_cpu.json" in row["CPU basis"] and "6 (3 poolings" in row["CPU basis"]
+    assert row["T4 (min)"] == row["CPU, 2 cores (min)"] and "run on the CPU" in row["T4 basis"]

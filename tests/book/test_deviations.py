@@ -1,0 +1,84 @@
+"""The paper profile's deviation table: computed from the sizes and the published setups, every
+difference with its reason and every reason with its difference."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from sbert_tutor.book import deviations, published
+from sbert_tutor.book.deviations import REASONS, deviation_table
+from sbert_tutor.book.sizes import (
+    CHAPTERS,
+    SIZES,
+    MNRLSizes,
+    SupMPNSizes,
+    TripletSizes,
+    sizes_for,
+)
+
+
+def _pairs(table):
+    return {(r.chapter, r.aspect) for r in table.itertuples()}
+
+
+def test_every_difference_has_a_reason_and_every_reason_a_difference():
+    table = deviation_table()
+    differing = table[~table["same"]]
+    missing = _pairs(differing) - set(REASONS)
+    stale = set(REASONS) - _pairs(differing)
+    assert not missing, f"paper profile differs from the paper without a reason: {missing}"
+    assert not stale, f"reasons for differences that no longer exist: {stale}"
+    assert (differing["why"] != "").all() and (table[table["same"]]["why"] == "").all()
+
+
+def test_the_table_compares_what_matters():
+    table = deviation_table().set_index(["chapter", "aspect"])
+    same = table["same"]
+    ch = {kind: CHAPTERS[kind] for kind in SIZES}
+    # the papers' setups the paper profile follows
+    assert same[(ch[MNRLSizes], "batch size")] and table.loc[(ch[MNRLSizes], "batch size"), "published"] == 12
+    assert same[(ch[SupMPNSizes], "positives P, negatives Q")]
+    assert same[(ch[SupMPNSizes], "batch size")] and same[(ch[SupMPNSizes], "epochs")]
+    assert same[(ch[TripletSizes], "margin")]
+    # and what it cannot follow, with the reason
+    assert not same[(ch[SupMPNSizes], "pooling")]
+    assert "last layer" in table.loc[(ch[SupMPNSizes], "pooling"), "why"]
+    assert table.loc[("12_distance_dilemma", "training queries"), "published"] == 125_000
+    assert "not published" in table.loc[("12_distance_dilemma", "training queries"), "why"]
+    assert all(str(s) for s in table["source"])
+
+
+def test_changing_a_paper_size_without_its_reason_fails(monkeypatch):
+    """A paper-profile size moved away from the paper shows as a difference with no reason."""
+    moved = dataclasses.replace(sizes_for(MNRLSizes, "paper"), batch_size=64)
+    monkeypatch.setitem(SIZES[MNRLSizes], "paper", moved)
+    table = deviation_table()
+    row = table[(table.chapter == CHAPTERS[MNRLSizes]) & (table.aspect == "batch size")].iloc[0]
+    assert not row["same"] and row["why"] == ""
+    with pytest.raises(AssertionError, match="without a reason"):
+        test_every_difference_has_a_reason_and_every_reason_a_difference()
+
+
+def test_changing_a_published_setup_shows_in_the_table(monkeypatch):
+    monkeypatch.setitem(published.SUPMPN_SETUP, "epochs", 5)
+    table = deviation_table().set_index(["chapter", "aspect"])
+    assert not table.loc[(CHAPTERS[SupMPNSizes], "epochs"), "same"]
+    # a reworded start model is refused rather than silently compared
+    monkeypatch.setitem(published.SBERT_SETUP, "start model", "RoBERTa-base")
+    with pytest.raises(KeyError, match="RoBERTa-base"):
+        deviation_table()
+
+
+def test_a_stale_reason_fails(monkeypatch):
+    monkeypatch.setitem(REASONS, (CHAPTERS[MNRLSizes], "batch size"), "no longer true")
+    with pytest.raises(AssertionError, match="no longer exist"):
+        test_every_difference_has_a_reason_and_every_reason_a_difference()
+
+
+def test_deviations_keeps_only_the_differences_and_the_note():
+    rows = deviations.deviations()
+    assert len(rows) == int((~deviation_table()["same"]).sum())
+    assert "paper profile" in rows.columns and "SBERT_TUTOR_DATA" in rows.attrs["note"]
+    assert len(deviations.deviations("t4")) > len(rows)  # t4 is further from the papers
