@@ -104,6 +104,5 @@ def test_progress_every_redraws_bars_less_often_and_only_inside_the_block(monkey
         inside = redraws()
     assert redraws() == before  # restored on leaving the block
     assert before > 40 and inside < before / 4
-    with pytest.raises(ValueError):
-        with progress_every(0):
-            pass
+    with pytest.raises(ValueError), progress_every(0):
+        pass
