@@ -83,12 +83,12 @@ relevant passage at every one of the :math:`k` positions:
 :math:`\mathrm{IDCG}^{\mathrm{all}}@k = \sum_{i=1}^{k} 1/\log_2(i+1)` for binary qrels
 (:math:`\approx 4.544` for :math:`k = 10`). For a query that does have at least :math:`k`
 relevant passages (the paper's premise for its own queries) the two ideals are equal; for one that
-has fewer they are not: with one known relevant passage (MS MARCO dev) the best achievable
-nDCG@10 drops to :math:`1/4.544 \approx 0.22`, not comparable with ``trec_eval``'s 1. :func:`ndcg_at_k` offers both: ``idcg="trec"`` (default) and
-``idcg="all_relevant"``. For graded qrels, ``"all_relevant"`` keeps the sorted judged grades
-and fills the empty ideal positions up to :math:`k` with gain 1 (a "relevant" document), so it
-equals ``"trec"`` whenever the query has at least :math:`k` positive grades. :func:`evaluate_run`
-always reports the ``trec_eval`` version.
+has fewer they are not: with one known relevant passage (most MS MARCO dev queries) the best
+achievable nDCG@10 drops to :math:`1/4.544 \approx 0.22`, not comparable with ``trec_eval``'s 1.
+:func:`ndcg_at_k` offers both: ``idcg="trec"`` (default) and ``idcg="all_relevant"``. For graded
+qrels, ``"all_relevant"`` keeps the sorted judged grades and fills the empty ideal positions up to
+:math:`k` with gain 1 (a "relevant" document), so it equals ``"trec"`` whenever the query has at
+least :math:`k` positive grades. :func:`evaluate_run` always reports the ``trec_eval`` version.
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ Conventions
 * **Comparing with sentence-transformers' evaluator.** It takes a *set* of relevant ids per query,
   so (a) graded qrels must be binarised and its nDCG is then the binary nDCG (ours uses the
   grades); (b) its MAP@k divides by :math:`\min(k, R)` where ``trec_eval`` (and we) divide by
-  :math:`R`: equal when :math:`R \le k`, as for MS MARCO dev (one positive per query);
+  :math:`R`: equal when :math:`R \le k`, as on MS MARCO dev small for :math:`k \ge 4` (1 to 4
+  positives per query);
   (c) it breaks exact score ties by corpus id *ascending*, ``trec_eval`` by document id
   *descending*: only exactly equal scores (e.g. duplicate passages) can differ. MRR@k, Recall@k,
   Precision@k, Accuracy@k and binary nDCG@k are otherwise the same formulas.

@@ -7,7 +7,11 @@ import math
 
 import pytest
 
-from sbert_tutor.book.chapters.msmarco import first_relevant_ranks, top_passages
+from sbert_tutor.book.chapters.msmarco import (
+    first_relevant_ranks,
+    progress_every,
+    top_passages,
+)
 from sbert_tutor.book.chapters.retrieval_metrics import ndcg_conventions, ranking_breakdown
 from sbert_tutor.book.published import published_msmarco
 from sbert_tutor.evaluation.retrieval import metrics_table
@@ -78,3 +82,27 @@ def test_plots_draw():
     ax = plot_first_relevant_rank(pd.Series([1.0, 1.0, 3.0, math.nan, 12.0]), top_k=3)
     assert [p.get_height() for p in ax.patches] == [2, 0, 1, 2]
     plt.close("all")
+
+
+def test_progress_every_redraws_bars_less_often_and_only_inside_the_block(monkeypatch):
+    import io
+
+    from tqdm import std
+    from tqdm.auto import tqdm
+
+    clock = iter(range(0, 10_000, 1))  # each call to time() advances one second
+    monkeypatch.setattr(std, "time", lambda: next(clock))
+
+    def redraws():
+        out = io.StringIO()
+        for _ in tqdm(range(60), file=out):
+            pass
+        return out.getvalue().count("\r")
+
+    before = redraws()
+    with progress_every(20):
+        inside = redraws()
+    assert redraws() == before  # restored on leaving the block
+    assert before > 40 and inside < before / 4
+    with pytest.raises(ValueError), progress_every(0):
+        pass

@@ -8,8 +8,12 @@ import pytest
 from sbert_tutor import SentenceEncoder
 from sbert_tutor.book.chapters.computational_efficiency import (
     encode_throughput,
+    interleaved_times,
+    length_cost_summary,
+    speedup_against_padding,
     throughput_by_length,
     throughput_ratios,
+    throughput_summary,
 )
 
 
@@ -46,6 +50,22 @@ def test_encode_throughput_checks_outputs_against_the_reference(tiny):
     assert calls == [32, 16, 16, 32, 32]  # one warm-up at 32, then 2 repeats per batch size
 
 
+def test_interleaved_times_takes_turns_and_keeps_each_median():
+    calls = []
+
+    def variant(name, result):
+        def run():
+            calls.append(name)
+            return result
+
+        return run
+
+    seconds, outputs = interleaved_times({"a": variant("a", 1), "b": variant("b", 2)}, repeats=3)
+    assert calls == ["a", "b"] * 3  # every round runs every variant once, in turn
+    assert outputs == {"a": 1, "b": 2} and set(seconds) == {"a", "b"}
+    assert all(s >= 0 for s in seconds.values())
+
+
 def test_ratios_hand_worked():
     table = pd.DataFrame(
         [
@@ -59,10 +79,67 @@ def test_ratios_hand_worked():
     assert ratios.loc[32, "ours_vs_sentence-transformers"] == pytest.approx(1.2)
 
 
+def test_summaries_say_what_the_tables_hold():
+    rows = [
+        ("sbert_tutor (smart batching)", 300.0, None),
+        ("sbert_tutor (input order)", 100.0, None),
+        ("sentence-transformers", 250.0, 2e-6),
+    ]
+    table = pd.DataFrame(
+        [
+            {"batch_size": b, "variant": v, "sentences_per_s": sps * b / 32, "max_abs_diff": d}
+            for b in (32, 64)
+            for v, sps, d in rows
+        ]
+    )
+    text = throughput_summary(table)
+    assert "3.00x to 3.00x (batch sizes 32, 64)" in text
+    assert "1.20 to 1.20 times" in text and "2.0e-06" in text
+    alone = throughput_summary(table[table["variant"] != "sentence-transformers"])
+    assert "not run" in alone
+    by_length = pd.DataFrame(
+        {
+            "tokens": ["0-15", "64-127"],
+            "mean tokens": [10.0, 80.0],
+            "sentences_per_s": [500.0, 100.0],
+            "tokens_per_s": [5000.0, 8000.0],
+        }
+    )
+    sentence, verdict = length_cost_summary(by_length)
+    assert verdict == "cheaper" and "500 to 100" in sentence and "5,000 to 8,000" in sentence
+    by_length.loc[1, "tokens_per_s"] = 4000.0
+    assert length_cost_summary(by_length)[1] == "dearer"
+    with pytest.raises(ValueError):
+        length_cost_summary(by_length.iloc[:1])
+
+
+def test_speedup_against_padding_sets_each_run_beside_its_own_sentences():
+    savings = pd.DataFrame(
+        {"positions saved (x)": [4.28, 4.06], "attention saved (x)": [7.26, 7.58]},
+        index=["mixed (this chapter)", "recorded run"],
+    )
+    ratios = pd.DataFrame({"smart_batching_speedup": [2.58, 2.44]}, index=[32, 64])
+    record = {"ratios": [{"batch_size": 32, "smart_batching_speedup": 3.646}]}
+    text = speedup_against_padding(savings, ratios, record)
+    assert text == (
+        "this run measured 2.58x against a position ratio of 4.28 and an attention ratio of 7.26; "
+        "the recorded run 3.65x against a position ratio of 4.06 and an attention ratio of 7.58"
+    )
+    assert "no recorded run" in speedup_against_padding(savings.iloc[:1], ratios, record)
+    assert "no recorded run" in speedup_against_padding(savings, ratios, None)
+    assert "no batch size 64" in speedup_against_padding(savings, ratios, record, batch_size=64)
+
+
 def test_throughput_by_length_groups_by_tokens(tiny):
     table = throughput_by_length(tiny, SENTENCES, bins=(0, 8, 16, 64), batch_size=8, repeats=1)
     assert list(table["tokens"]) == ["0-7", "8-15", "16-63"]
     assert table["n"].sum() == len(SENTENCES) and (table["sentences_per_s"] > 0).all()
+    lengths = [len(x) for x in tiny.token_ids(SENTENCES)[0]]
+    first = [n for n in lengths if n < 8]
+    assert table.loc[0, "mean tokens"] == pytest.approx(sum(first) / len(first))
+    assert table["tokens_per_s"].to_numpy() == pytest.approx(
+        (table["sentences_per_s"] * table["mean tokens"]).to_numpy()
+    )
 
 
 def test_recorded_results_and_encode_summary(tmp_path):

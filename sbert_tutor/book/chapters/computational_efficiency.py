@@ -6,11 +6,12 @@ sentences with the same thread count, interleaved run by run so that machine noi
 alike, and their outputs are checked to agree.
 
 *Smart batching* (SBERT paper, section 7): sorting inputs by length before batching means each
-batch pads only to its own longest input. For a batch :math:`B` the transformer processes
-:math:`|B| \cdot \max_{i \in B} \ell_i` token positions; sorting makes :math:`\max_{i \in B} \ell_i`
-close to every :math:`\ell_i` of the batch.
+batch pads only to its own longest input. For a batch :math:`B` of inputs with :math:`T_i` tokens
+each the transformer processes :math:`|B| \cdot \max_{i \in B} T_i` token positions; sorting makes
+:math:`\max_{i \in B} T_i` close to every :math:`T_i` of the batch.
 
-The GPU figures of chapter 13, from recorded runs (the book itself is built on a CPU).
+The GPU figures of chapter 13 come from recorded runs, each with the provenance of the machine
+that made it.
 
 A GPU run of ``bash benchmarks/gpu_run.sh`` writes ``sbert_tutor/book/results/encode_gpu_<gpu>.json``
 (``benchmarks/encode.py --preset gpu``) and ``train_step_gpu_<loss>_<gpu>.json``
@@ -20,9 +21,9 @@ figures and a note on how they were made; when nothing is recorded it says that 
 are unmeasured and gives the command that measures them.
 
 What the chapter shows from a run, in the chapter's notation (a batch :math:`B` of inputs with
-:math:`\ell_i` tokens, padded to width :math:`W`):
+:math:`T_i` tokens, padded to width :math:`W_B`):
 
-* **padding waste**, :math:`1 - \sum_i \ell_i / (|B|\, W)` over all batches, with and without
+* **padding waste**, :math:`1 - \sum_i T_i / \sum_B |B|\, W_B` over all batches, with and without
   width bucketing (:func:`padding_waste` computes it at build time from token counts alone, with
   :func:`padded_work`);
 * **the per-shape cost**: the *first* pass in a fresh process against the warm median, per
@@ -74,7 +75,7 @@ def padded_work(
     r"""The work a padded transformer does on inputs of token ``lengths``, batched in the order given.
 
     Consecutive batches :math:`B` of ``batch_size`` inputs are each padded to a width
-    :math:`W_B`: their longest input :math:`\max_{i \in B} \ell_i`, rounded up to a multiple of
+    :math:`W_B`: their longest input :math:`\max_{i \in B} T_i`, rounded up to a multiple of
     ``bucket`` when one is given. The model then processes :math:`\sum_B |B|\,W_B` token
     positions; self-attention, quadratic in the padded width, costs about
     :math:`\sum_B |B|\,W_B^2`.
@@ -110,7 +111,7 @@ def padding_waste(
     buckets: Sequence[int | None] = (None, 32),
     sort: bool = True,
 ) -> pd.DataFrame:
-    r"""Share of padded token positions, :math:`1 - \sum_i \ell_i / \sum_B |B|\,W_B`, per
+    r"""Share of padded token positions, :math:`1 - \sum_i T_i / \sum_B |B|\,W_B`, per
     bucketing (``None``: pad to the longest row; ``32``: round widths up to a multiple of 32),
     for batches cut in input order and, with ``sort``, after sorting by length (smart batching).
 
@@ -342,6 +343,23 @@ def sentence_transformers_reference(model_folder: str, device: str = "cpu") -> E
     return encode
 
 
+def interleaved_times(
+    variants: Mapping[str, Callable[[], Any]], repeats: int
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """Median seconds of each variant over ``repeats`` rounds, and each variant's last output.
+
+    Every round runs every variant once, in turn, so that machine noise (another process, a
+    frequency change) falls on all of them alike instead of on whichever happened to run then.
+    """
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    outputs: dict[str, Any] = {}
+    for _ in range(repeats):
+        for name, fn in variants.items():
+            seconds, outputs[name] = median_seconds(fn, 1)  # one timed call
+            times[name].append(seconds)
+    return {name: statistics.median(values) for name, values in times.items()}, outputs
+
+
 def encode_throughput(
     encoder: SentenceEncoder,
     sentences: Sequence[str],
@@ -370,18 +388,13 @@ def encode_throughput(
         }
         if reference is not None:
             variants[reference_name] = lambda b=batch_size: reference(sentences, b)
-        times: dict[str, list[float]] = {name: [] for name in variants}
-        outputs: dict[str, np.ndarray] = {}
-        for _ in range(repeats):  # interleaved: noise hits every variant alike
-            for name, fn in variants.items():
-                seconds, outputs[name] = median_seconds(fn, 1)
-                times[name].append(seconds)
+        seconds, outputs = interleaved_times(variants, repeats)
         ours = outputs["sbert_tutor (smart batching)"]
-        for name, values in times.items():
+        for name, median in seconds.items():
             row = {
                 "batch_size": batch_size,
                 "variant": name,
-                "sentences_per_s": len(sentences) / statistics.median(values),
+                "sentences_per_s": len(sentences) / median,
             }
             if name == reference_name:
                 row["max_abs_diff"] = float(np.abs(outputs[name] - ours).max())
@@ -405,6 +418,45 @@ def throughput_ratios(
     return out
 
 
+def throughput_summary(table: pd.DataFrame, reference_name: str = "sentence-transformers") -> str:
+    """What an :func:`encode_throughput` table says, as a sentence the chapter can quote: the
+    smart-batching speed-up, our speed relative to the reference and how far apart their
+    embeddings are (or that no reference was run)."""
+    ratios = throughput_ratios(table, reference_name)
+    speedup = ratios["smart_batching_speedup"]
+    sizes = ", ".join(str(b) for b in ratios.index)
+    text = (
+        f"sorting by length speeds encoding up {speedup.min():.2f}x to {speedup.max():.2f}x "
+        f"(batch sizes {sizes})"
+    )
+    column = f"ours_vs_{reference_name}"
+    if column not in ratios:
+        return f"{text}; {reference_name} was not run, so there is no reference to compare with"
+    diff = table.loc[table["variant"] == reference_name, "max_abs_diff"].max()
+    return (
+        f"{text}; our sorted encode runs at {ratios[column].min():.2f} to "
+        f"{ratios[column].max():.2f} times the speed of {reference_name}, and the two "
+        f"embeddings differ by at most {diff:.1e}"
+    )
+
+
+def length_cost_summary(table: pd.DataFrame) -> tuple[str, str]:
+    """A sentence comparing the shortest and the longest length group of a
+    :func:`throughput_by_length` table, and ``"cheaper"`` or ``"dearer"``: what a token of the
+    longest group costs against a token of the shortest."""
+    if len(table) < 2:
+        raise ValueError("length_cost_summary needs at least two length groups")
+    short, long = table.iloc[0], table.iloc[-1]
+    verdict = "cheaper" if long["tokens_per_s"] > short["tokens_per_s"] else "dearer"
+    sentence = (
+        f"from the {short['tokens']}-token group (mean {short['mean tokens']:.0f} tokens) to the "
+        f"{long['tokens']}-token group (mean {long['mean tokens']:.0f}), sentences/s go from "
+        f"{short['sentences_per_s']:,.0f} to {long['sentences_per_s']:,.0f} and tokens/s from "
+        f"{short['tokens_per_s']:,.0f} to {long['tokens_per_s']:,.0f}"
+    )
+    return sentence, verdict
+
+
 def throughput_by_length(
     encoder: SentenceEncoder,
     sentences: Sequence[str],
@@ -412,22 +464,31 @@ def throughput_by_length(
     batch_size: int = 64,
     repeats: int = 3,
 ) -> pd.DataFrame:
-    """Sentences/s for inputs grouped by token count (``bins`` are edges, right-open)."""
+    """Sentences/s for inputs grouped by token count (``bins`` are edges, right-open).
+
+    Columns: ``tokens`` (the group), ``n``, ``mean tokens``, ``sentences_per_s`` and
+    ``tokens_per_s`` (sentences/s times the group's mean token count: the cost per token).
+    Groups with fewer than ``batch_size`` inputs are left out.
+    """
     ids, _ = encoder.token_ids(list(sentences))
     lengths = np.array([len(x) for x in ids])
     rows = []
     for low, high in zip(bins[:-1], bins[1:], strict=True):
-        group = [s for s, n in zip(sentences, lengths, strict=True) if low <= n < high]
+        inside = (lengths >= low) & (lengths < high)
+        group = [s for s, keep in zip(sentences, inside, strict=True) if keep]
         if len(group) < batch_size:
             continue
         seconds, _ = median_seconds(
             lambda g=group: encoder.encode(g, batch_size=batch_size), repeats
         )
+        mean_tokens = float(lengths[inside].mean())
         rows.append(
             {
                 "tokens": f"{low}-{high - 1}",
                 "n": len(group),
+                "mean tokens": mean_tokens,
                 "sentences_per_s": len(group) / seconds,
+                "tokens_per_s": len(group) * mean_tokens / seconds,
             }
         )
     return pd.DataFrame(rows)
@@ -480,6 +541,35 @@ def search_throughput(
             },
         ]
     ).assign(n=n, queries=queries, same_top1=float(np.mean(ours[:, 0] == dense[:, 0])))
+
+
+def speedup_against_padding(
+    savings: pd.DataFrame,
+    ratios: pd.DataFrame,
+    record: Mapping[str, Any] | None = None,
+    batch_size: int = 32,
+    this_run: str = "mixed (this chapter)",
+    recorded_row: str = "recorded run",
+) -> str:
+    """The measured smart-batching speed-up at ``batch_size`` beside the position and attention
+    ratios of the same sentences (:func:`padding_savings`, computed at that batch size): for this
+    run (``ratios``: :func:`throughput_ratios`) and, when ``record`` (a recorded
+    ``benchmarks/encode.py`` result) is given and ``savings`` has its row, for the recorded run."""
+
+    def compare(speedup: float, row: pd.Series) -> str:
+        return (
+            f"{speedup:.2f}x against a position ratio of {row['positions saved (x)']:.2f} and an "
+            f"attention ratio of {row['attention saved (x)']:.2f}"
+        )
+
+    speedup = ratios.loc[batch_size, "smart_batching_speedup"]
+    text = f"this run measured {compare(speedup, savings.loc[this_run])}"
+    if record is None or recorded_row not in savings.index:
+        return text + " (no recorded run to set beside it)"
+    recorded = {r["batch_size"]: r["smart_batching_speedup"] for r in record.get("ratios", [])}
+    if batch_size not in recorded:
+        return text + f" (the recorded run has no batch size {batch_size})"
+    return f"{text}; the recorded run {compare(recorded[batch_size], savings.loc[recorded_row])}"
 
 
 def recorded_encode_summary(record: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.Series]:

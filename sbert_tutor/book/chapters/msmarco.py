@@ -1,12 +1,14 @@
 """Chapter 5, MS MARCO: where the first relevant passage ranks (:func:`first_relevant_ranks`,
-:func:`plot_first_relevant_rank`), a query's top passages (:func:`top_passages`) and the
-retrieve-then-re-rank diagram (:func:`retrieve_then_rerank`).
+:func:`plot_first_relevant_rank`), a query's top passages (:func:`top_passages`), the
+retrieve-then-re-rank diagram (:func:`retrieve_then_rerank`) and progress bars that stay short in
+an executed notebook (:func:`progress_every`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -118,3 +120,30 @@ def top_passages(
             }
         )
     return pd.DataFrame(rows).set_index("rank")
+
+
+@contextmanager
+def progress_every(seconds: float = 30.0) -> Iterator[None]:
+    """Inside the block, every tqdm bar redraws at most once every ``seconds``.
+
+    A notebook run outside a live front end (nbmake, a book build) keeps each redraw of a text
+    bar as one more output: a five-minute encode of 263 batches leaves hundreds of them. Here
+    the bar still shows how far the work has got, in a dozen lines. Bars that set their own
+    ``mininterval`` / ``maxinterval`` keep them.
+    """
+    if seconds <= 0:
+        raise ValueError(f"seconds must be positive, got {seconds!r}")
+    from tqdm import std
+
+    init = std.tqdm.__init__
+
+    def throttled(self, *args, **kwargs):
+        kwargs.setdefault("mininterval", seconds)
+        kwargs.setdefault("maxinterval", max(seconds, 10.0))
+        init(self, *args, **kwargs)
+
+    std.tqdm.__init__ = throttled
+    try:
+        yield
+    finally:
+        std.tqdm.__init__ = init
