@@ -247,11 +247,12 @@ def mnrl_anchor_gradient(
     r""":math:`\partial \mathcal{L} / \partial a_i` of MNRL, written out (chapter 9).
 
     With candidates :math:`c_j`, :math:`\hat x = x / \lVert x \rVert`, logits
-    :math:`z_{ij} = s \cos(a_i, c_j)` and softmax weights :math:`P_{ij}`:
+    :math:`z_{ij} = s \cos(a_i, c_j)`, softmax weights :math:`P_{ij}` and the indicator
+    :math:`[i = j]` (1 on the diagonal, else 0):
 
     .. math::
 
-        \frac{\partial \mathcal{L}}{\partial a_i} = \frac{s}{N} \sum_j (P_{ij} - \delta_{ij})
+        \frac{\partial \mathcal{L}}{\partial a_i} = \frac{s}{N} \sum_j (P_{ij} - [i = j])
             \frac{\hat c_j - \cos(a_i, c_j)\, \hat a_i}{\lVert a_i \rVert}
 
     (the anchor only enters row :math:`i` of the loss). Returns ``[N, d]``.
@@ -291,12 +292,13 @@ def supmpn_anchor_gradient(
 
     With :math:`z_{ic} = \cos(a_i, c) / \tau`, the candidate set :math:`C_{ik}` of positive
     :math:`k` (its own positive, the other anchors' positives, every hard negative of the batch)
-    and :math:`P^{(k)}_{ic} = e^{z_{ic}} / D_{ik}` for :math:`c \in C_{ik}` (0 otherwise):
+    and the softmax weight :math:`\pi^{(k)}_{ic} = e^{z_{ic}} / D_{ik}` for :math:`c \in C_{ik}`
+    (0 otherwise; :math:`P` is the number of positives per anchor):
 
     .. math::
 
         \frac{\partial \mathcal{L}}{\partial a_i} = \frac{1}{N P \tau \lVert a_i \rVert}
-            \sum_{k=1}^{P} \sum_{c \in C_{ik}} \bigl(P^{(k)}_{ic} - [c = p_{ik}]\bigr)
+            \sum_{k=1}^{P} \sum_{c \in C_{ik}} \bigl(\pi^{(k)}_{ic} - [c = p_{ik}]\bigr)
             \bigl(\hat c - \cos(a_i, c)\, \hat a_i\bigr).
 
     Shapes as in :func:`~sbert_tutor.losses.supmpn`: anchors ``[N, d]``, positives

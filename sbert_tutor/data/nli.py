@@ -438,6 +438,46 @@ def nli_triplets(data: Any) -> DataTable:
     )
 
 
+def _group_positives(premise: str, entailments: Sequence[str], num_positives: int) -> list[str]:
+    """Rule 2 of :func:`supmpn_groups`: a premise's ``P`` positives from its (non-empty)
+    entailment hypotheses, padded with the premise itself once, then with its entailments again."""
+    positives = list(entailments[:num_positives])
+    if len(positives) < num_positives:
+        positives.append(premise)  # a dropout-noise positive, as in SimCSE
+    k = 0
+    while len(positives) < num_positives:
+        positives.append(entailments[k % len(entailments)])
+        k += 1
+    return positives
+
+
+def _group_negatives(
+    premise: str,
+    hyps: dict[str, list[str]],
+    num_negatives: int,
+    rng: np.random.Generator,
+    pool: tuple[np.ndarray, np.ndarray],
+) -> list[str]:
+    """Rule 3 of :func:`supmpn_groups`: a premise's ``Q`` negatives, its contradictions first,
+    then hypotheses (any label) of other premises drawn with ``rng`` from ``pool`` (every
+    hypothesis and its premise)."""
+    negatives = list(hyps["contradiction"][:num_negatives])
+    own = {premise, *hyps["entailment"], *hyps["neutral"], *hyps["contradiction"]}
+    pool_texts, pool_premises = pool
+    tries = 0
+    while len(negatives) < num_negatives:
+        j = int(rng.integers(len(pool_texts)))
+        tries += 1
+        if pool_premises[j] != premise and pool_texts[j] not in own:
+            negatives.append(str(pool_texts[j]))
+        elif tries > 100 * num_negatives + 1000:
+            raise ValueError(
+                "cannot find negatives from other premises: the data holds (almost) only one "
+                "premise; pass num_negatives=0 or add data"
+            )
+    return negatives
+
+
 def supmpn_groups(
     data: Any, num_positives: int = 2, num_negatives: int = 2, seed: int = 0
 ) -> DataTable:
@@ -469,34 +509,14 @@ def supmpn_groups(
         raise ValueError(f"num_negatives must be an integer >= 0, got {num_negatives!r}")
     nli = as_nli(data)
     groups = _by_premise(nli)
-    pool_texts = np.asarray(nli.hypotheses, dtype=object)
-    pool_premises = np.asarray(nli.premises, dtype=object)
+    pool = (np.asarray(nli.hypotheses, dtype=object), np.asarray(nli.premises, dtype=object))
     rng = np.random.default_rng(seed)
     rows: list[list[str]] = []
     for premise, hyps in groups.items():
-        ent = hyps["entailment"]
-        if not ent:
+        if not hyps["entailment"]:
             continue
-        positives = ent[:num_positives]
-        if len(positives) < num_positives:
-            positives.append(premise)
-        k = 0
-        while len(positives) < num_positives:
-            positives.append(ent[k % len(ent)])
-            k += 1
-        negatives = hyps["contradiction"][:num_negatives]
-        own = {premise, *hyps["entailment"], *hyps["neutral"], *hyps["contradiction"]}
-        tries = 0
-        while len(negatives) < num_negatives:
-            j = int(rng.integers(len(pool_texts)))
-            tries += 1
-            if pool_premises[j] != premise and pool_texts[j] not in own:
-                negatives.append(str(pool_texts[j]))
-            elif tries > 100 * num_negatives + 1000:
-                raise ValueError(
-                    "cannot find negatives from other premises: the data holds (almost) only one "
-                    "premise; pass num_negatives=0 or add data"
-                )
+        positives = _group_positives(premise, hyps["entailment"], num_positives)
+        negatives = _group_negatives(premise, hyps, num_negatives, rng, pool)
         rows.append([premise, *positives, *negatives])
     names = (
         ["anchor"]

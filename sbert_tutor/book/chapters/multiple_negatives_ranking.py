@@ -317,7 +317,7 @@ def candidate_table(
 
     Candidates are the batch's positives, then its hard negatives (if any). Rows: the ``top``
     candidates by cosine plus the own positive and own hard negatives, sorted by cosine. The column ``gradient weight``
-    is :math:`P_{ij} - \delta_{ij}` at the middle scale (negative: pulled, positive: pushed).
+    is :math:`P_{ij} - [i = j]` at the middle scale (negative: pulled, positive: pushed).
     """
     frame = batch.frame
     n = len(batch)
