@@ -297,6 +297,34 @@ def test_triplet_matches_st(st_losses, distance, margin):
     torch.testing.assert_close(triplet(a, p, n, distance=distance, margin=margin), ref)
 
 
+def test_triplet_cosine_relu_by_hand():
+    """Rygaard et al.'s cosine distance 1 - ReLU(cos) lies in [0, 1]: a negative past orthogonal
+    counts as orthogonal, where SBERT's 1 - cos keeps growing to 2."""
+    a = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+    p = torch.tensor([[0.6, 0.8], [0.6, 0.8]])  # cos 0.6: both distances 0.4
+    n = torch.tensor([[-1.0, 0.0], [0.8, 0.6]])  # cos -1 (1 vs. 2), cos 0.8 (0.2 for both)
+    torch.testing.assert_close(
+        losses.pairwise_distance(a, n, "cosine_relu"), torch.tensor([1.0, 0.2])
+    )
+    # row 1: max(0.4 - 1 + 1, 0) = 0.4 (1 - cos: max(0.4 - 2 + 1, 0) = 0); row 2: 0.4 - 0.2 + 1
+    torch.testing.assert_close(
+        triplet(a, p, n, "cosine_relu", margin=1.0), torch.tensor((0.4 + 1.2) / 2)
+    )
+    torch.testing.assert_close(triplet(a, p, n, "cosine", margin=1.0), torch.tensor(1.2 / 2))
+    # with both cosines positive the two distances agree
+    torch.testing.assert_close(
+        triplet(a[1:], p[1:], n[1:], "cosine_relu", 0.3),
+        triplet(a[1:], p[1:], n[1:], "cosine", 0.3),
+    )
+    # the hinge argument is never below margin - 1: at margin 5 the loss is at least 4
+    x, y, z = randn(64, 8, seed=43), randn(64, 8, seed=44), randn(64, 8, seed=45)
+    per_row = losses.pairwise_distance(x, y, "cosine_relu") - losses.pairwise_distance(
+        x, z, "cosine_relu"
+    )
+    assert per_row.min() >= -1.0 and per_row.max() <= 1.0
+    assert float(triplet(x, y, z, "cosine_relu", margin=5.0)) >= 4.0
+
+
 def _st_columns(anchors, positives, negatives):
     """Our (anchors, positives, negatives) as sentence-transformers' list of [N, d] columns."""
     columns = [anchors, positives]

@@ -56,6 +56,10 @@ CASES: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]]]] = {
         [(N, D)] * 3,
     ),
     "triplet_cosine": (lambda a, p, n: triplet(a, p, n, "cosine", margin=0.3), [(N, D)] * 3),
+    "triplet_cosine_relu": (
+        lambda a, p, n: triplet(a, p, n, "cosine_relu", margin=0.05),
+        [(N, D)] * 3,
+    ),
     "ce_score_regression_cosine": (
         lambda q, d, z: ce_score_regression(q, d, z, "cosine"),
         [(N, D), (N, D), (N,)],
@@ -97,12 +101,35 @@ def test_gradcheck(name):
 def test_gradcheck_points_are_away_from_the_kinks():
     """gradcheck is only meaningful away from a ReLU kink; check the points used above."""
     a, p, n = (randn(N, D, seed=100 + i) for i in range(3))
-    for distance, margin in (("euclidean", 1.0), ("cosine", 0.3)):
+    for distance, margin in (("euclidean", 1.0), ("cosine", 0.3), ("cosine_relu", 0.05)):
         gap = pairwise_distance(a, p, distance) - pairwise_distance(a, n, distance) + margin
         assert (gap.abs() > 1e-3).all()
         assert (gap > 0).any() and (gap < 0).any(), distance  # both sides of the hinge
     cos = torch.cosine_similarity(a, p)  # ce_score_regression_cosine: ReLU(cos(q, d))
     assert (cos.abs() > 1e-3).all()
+    assert (torch.cosine_similarity(a, n).abs() > 1e-3).all()  # triplet_cosine_relu's other ReLU
+
+
+def test_triplet_cosine_relu_gradient_by_hand():
+    """d/da_i of max(ReLU(cos(a_i, n_i)) - ReLU(cos(a_i, p_i)) + eps, 0) / N: a positive is pulled
+    while its cosine is positive, a negative pushed only while its cosine is positive, and a
+    clipped hinge gives nothing; under 1 - cos, a negative past orthogonal is still pushed."""
+    a, p, n = (randn(6, 5, seed=300 + i).requires_grad_() for i in range(3))
+    triplet(a, p, n, "cosine_relu", margin=0.2).backward()
+    with torch.no_grad():
+        cos_p, cos_n = torch.cosine_similarity(a, p), torch.cosine_similarity(a, n)
+        active = (cos_n.clamp(min=0) - cos_p.clamp(min=0) + 0.2 > 0).double()
+        w_p = -(active * (cos_p > 0)) / 6  # weight of d cos(a_i, p_i) / d a_i
+        w_n = (active * (cos_n > 0)) / 6
+        expected = _cos_grad_terms(a, p, torch.diag(w_p)) + _cos_grad_terms(a, n, torch.diag(w_n))
+    torch.testing.assert_close(a.grad, expected, rtol=1e-10, atol=1e-12)
+    # a negative past orthogonal, in a row active under both distances, ...
+    pushed = (cos_n < 0) & (active > 0) & (cos_n - cos_p + 0.2 > 0)
+    assert pushed.any()
+    assert (n.grad[pushed] == 0).all()  # ... is no longer pushed under 1 - ReLU(cos) ...
+    n_cos = n.detach().clone().requires_grad_()
+    triplet(a.detach(), p.detach(), n_cos, "cosine", margin=0.2).backward()
+    assert (n_cos.grad[pushed].abs().sum(dim=1) > 0).all()  # ... but still is under 1 - cos
 
 
 # --------------------------------------------------------------------------- hand-derived MNRL

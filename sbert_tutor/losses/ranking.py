@@ -203,8 +203,9 @@ def supmpn(
 
 
 def in_batch_contrastive(h: Tensor, h_plus: Tensor, temperature: float = 0.05) -> Tensor:
-    r"""In-batch contrastive objective of "Contrastive learning of sentence embeddings guided by
-    semantic search" (its eq. 1, with the :math:`-\log` that the printed equation omits).
+    r"""In-batch contrastive objective of Oh, Kim and Lim (n.d.), "Guidance by Semantic Search for
+    Contrastive Learning of Sentence Embeddings" (its eq. 1, with the :math:`-\log` that the
+    printed equation omits).
 
     .. math::
 
@@ -231,8 +232,9 @@ def in_batch_contrastive(h: Tensor, h_plus: Tensor, temperature: float = 0.05) -
         ValueError: shape mismatch or ``temperature <= 0``.
 
     Reference:
-        "Contrastive learning of sentence embeddings guided by semantic search", eq. 1;
-        the objective is SimCSE's (Gao et al., 2021) supervised loss without hard negatives.
+        Oh, Kim and Lim (n.d.), "Guidance by Semantic Search for Contrastive Learning of
+        Sentence Embeddings", eq. 1 (for which it cites SimCLR, Chen et al., 2020); the objective
+        is SimCSE's (Gao et al., 2021) supervised loss without hard negatives.
 
     Example:
         >>> h = torch.eye(3)

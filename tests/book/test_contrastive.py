@@ -416,6 +416,23 @@ def test_pool_overlap_counts_shared_sentences():
     ]  # "a b" and "d" are shared; distinct test sentences a b, c, d
 
 
+def test_partners_in_pool_counts_pairs_with_both_sentences():
+    from sbert_tutor.data.sts import STSData
+
+    data = STSData(
+        "stsb",
+        "train",
+        ["a", "b ", "c"],
+        ["d", "e", "a"],
+        np.array([1.0, 2.0, 3.0]),
+        ["x"] * 3,
+        "h",
+    )
+    pool = DataTable(pd.DataFrame({"sentence": ["a", "b", "e ", "c"]}))
+    counts = semantic_search_guided.partners_in_pool(pool, data)
+    assert counts.to_dict() == {"stsb/train pairs": 3, "pairs with both sentences in the pool": 2}
+
+
 def test_mined_positives_from_given_embeddings_and_neighbour_quality():
     # four points on a line of angles: 0, 10, 80, 90 degrees; nearest others: 1, 0, 3, 2
     angles = np.deg2rad([0.0, 10.0, 80.0, 90.0])

@@ -143,6 +143,7 @@ def test_results_grid_and_best_setup():
 def test_setup_score():
     assert distance_dilemma.setup_score("ce_score", {"similarity": "euclidean"}) == "euclidean"
     assert distance_dilemma.setup_score("triplet", {"distance": "cosine"}) == "cosine"
+    assert distance_dilemma.setup_score("triplet", {"distance": "cosine_relu"}) == "cosine"
     with pytest.raises(ValueError, match="no ranking score"):
         distance_dilemma.setup_score("triplet", {"distance": "manhattan"})
 
@@ -292,8 +293,41 @@ def test_margin_activity_by_hand():
     # euclidean on unit vectors: sqrt(0.4) - sqrt(1.6) + 1 = 1 - sqrt(0.4) = 0.3675
     assert table.loc[("euclidean", 1.0), "mean loss now"] == pytest.approx(1 - math.sqrt(0.4))
     assert table.loc[("euclidean", 1.0), "lowest reachable loss"] == 0.0
+    assert table.loc[("cosine", 0.5), "used by"] == "this chapter"
+    assert table.loc[("cosine", 5.0), "used by"] == ""
     with pytest.raises(ValueError, match="distance"):
         distance_dilemma.margin_activity(sets, [("manhattan", 1.0)])
+
+
+def test_margin_activity_with_the_studys_thresholded_cosine():
+    # one positive at cosine 0.8; negatives at cosine 0.2 and -0.5 (past orthogonal)
+    pairs = pd.DataFrame(
+        {
+            "query": ["q", "q", "q"],
+            "passage": ["p", "n", "m"],
+            "label": [1, 0, 0],
+            "teacher_cosine": [0.8, 0.2, -0.5],
+            "teacher_logit": [0.0, 0.0, 0.0],
+        }
+    )
+    triplets = pd.DataFrame({"query": ["q", "q"], "positive": ["p", "p"], "negative": ["n", "m"]})
+    sets = distance_dilemma.TrainingSets(pairs=pairs, triplets=triplets, calibration=(1.0, 0.0))
+    table = distance_dilemma.margin_activity(
+        sets, [("cosine_relu", 0.5), ("cosine_relu", 1.0), ("cosine_relu", 5.0), ("cosine", 5.0)]
+    )
+    # 1 - ReLU(cos): gaps ReLU(c_n) - ReLU(c_p) = 0.2 - 0.8 = -0.6 and 0 - 0.8 = -0.8
+    assert table.loc[("cosine_relu", 0.5), "active hinges %"] == 0.0
+    # margin 1: 0.4 and 0.2, both active; the argument is never below 1 - 1 = 0
+    assert table.loc[("cosine_relu", 1.0), "active hinges %"] == 100.0
+    assert table.loc[("cosine_relu", 1.0), "mean loss now"] == pytest.approx(0.3)
+    assert table.loc[("cosine_relu", 1.0), "lowest reachable loss"] == 0.0
+    # margin 5: 4.4 and 4.2, never below 4; 1 - cos: 4.4 and 3.7, never below 3
+    assert table.loc[("cosine_relu", 5.0), "mean loss now"] == pytest.approx(4.3)
+    assert table.loc[("cosine_relu", 5.0), "lowest reachable loss"] == 4.0
+    assert table.loc[("cosine", 5.0), "mean loss now"] == pytest.approx(4.05)
+    assert table.loc[("cosine", 5.0), "lowest reachable loss"] == 3.0
+    assert table.loc[("cosine_relu", 5.0), "used by"] == "the study"
+    assert table.loc[("cosine_relu", 1.0), "used by"] == "the study"
 
 
 def test_study_margins_are_the_papers():
@@ -302,6 +336,11 @@ def test_study_margins_are_the_papers():
 
     margins = sorted(opts["margin"] for _, opts in distance_dilemma.STUDY_MARGIN_SETUPS.values())
     assert margins == [DISTANCE_DILEMMA["triplet cosine margin, retried"], 5.0, 5.0]
+    # the study's cosine distance is thresholded by a ReLU (the note under its eq. 1, for eq. 4)
+    distances = sorted(
+        opts["distance"] for _, opts in distance_dilemma.STUDY_MARGIN_SETUPS.values()
+    )
+    assert distances == ["cosine_relu", "cosine_relu", "euclidean"]
     assert DISTANCE_DILEMMA["triplet margin"] == 5.0
     assert not sizes_for(DistanceDilemmaSizes, "quick").study_margins
     assert sizes_for(DistanceDilemmaSizes, "paper").study_margins

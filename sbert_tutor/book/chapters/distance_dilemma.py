@@ -14,14 +14,19 @@ Triplet / cosine            ``triplet`` (cosine)       :math:`\max(\delta_c(q, p
 Triplet / euclidean         ``triplet`` (euclidean)    :math:`\max(\lVert q - p\rVert - \lVert q - n \rVert + \varepsilon, 0)`
 ==========================  =========================  ==========================================
 
-with :math:`\delta_c = 1 - \cos` and :math:`y` the teacher's relevance probability of the pair.
-The triplet margins are SBERT's (:data:`SETUPS`); the study's own, :math:`\varepsilon = 5` (and 1
-for the cosine distance), are :data:`STUDY_MARGIN_SETUPS`, and :func:`margin_activity` shows why
-unit vectors can never satisfy a margin above 2.
+with :math:`\delta_c = 1 - \cos` (SBERT's cosine distance, in :math:`[0, 2]`) and :math:`y` the
+teacher's relevance probability of the pair. The triplet margins are SBERT's (:data:`SETUPS`). The
+study's own setups, :data:`STUDY_MARGIN_SETUPS`, use its margins, :math:`\varepsilon = 5` (and 1
+for the cosine distance), and its cosine distance :math:`\delta_c^{+} = 1 -
+\operatorname{ReLU}(\cos) \in [0, 1]` (``distance="cosine_relu"``).
+:func:`margin_activity` shows how each margin acts: no pair of unit vectors satisfies a margin
+above 2 with :math:`\delta_c` or the Euclidean distance, and no pair of any vectors satisfies one
+above 1 with :math:`\delta_c^{+}`.
 
-**Data.** The local data folder (``SBERT_TUTOR_DATA``) holds only 100 toy MS MARCO training
-triples, so :func:`load_dilemma_data` builds training data from the BM25 top-20 candidates of the 540-query self-consistent dev subset: the first ``n_test`` queries (file
-order) are the test collection (their judged passages, their BM25 candidates and optionally
+**Data.** The book's MS MARCO data (read from ``SBERT_TUTOR_DATA`` or rebuilt from the hub,
+chapter 5) hold no cross-encoder scores and only 100 toy training triples, so
+:func:`load_dilemma_data` builds training data from the BM25 top-20 candidates of the 540-query
+self-consistent dev subset: the first ``n_test`` queries (file order) are the test collection (their judged passages, their BM25 candidates and optionally
 random others: :func:`~sbert_tutor.data.sample_msmarco`); the *other* queries are the training
 queries, with their judged passages as positives and their non-relevant BM25 candidates as hard
 negatives. Unjudged is not the same as irrelevant: some "negatives" are unlabelled relevant
@@ -79,12 +84,14 @@ SETUPS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-#: The study's own margins (Rygaard et al., sections 2.3.2 and 4.1): :math:`\varepsilon = 5` for
-#: both distances, and :math:`\varepsilon = 1` for the cosine distance, which it tried again.
+#: The study's own triplet setups (Rygaard et al., sections 2.3.2 and 4.1): :math:`\varepsilon = 5`
+#: for both distances, and :math:`\varepsilon = 1` for the cosine distance, which it tried again.
+#: Its cosine distance is thresholded at 0 by a ReLU (the note under its eq. 1, which covers its
+#: eq. 4): :math:`\delta_c^{+} = 1 - \operatorname{ReLU}(\cos)`, ``"cosine_relu"``.
 STUDY_MARGIN_SETUPS: dict[str, tuple[str, dict[str, Any]]] = {
-    "Triplet / cosine, ε = 5 (study)": ("triplet", {"distance": "cosine", "margin": 5.0}),
+    "Triplet / cosine, ε = 5 (study)": ("triplet", {"distance": "cosine_relu", "margin": 5.0}),
     "Triplet / euclidean, ε = 5 (study)": ("triplet", {"distance": "euclidean", "margin": 5.0}),
-    "Triplet / cosine, ε = 1 (study)": ("triplet", {"distance": "cosine", "margin": 1.0}),
+    "Triplet / cosine, ε = 1 (study)": ("triplet", {"distance": "cosine_relu", "margin": 1.0}),
 }
 
 
@@ -293,8 +300,11 @@ def teacher_summary(sets: TrainingSets) -> pd.DataFrame:
 
 def setup_score(loss: str, options: Mapping[str, Any]) -> str:
     """The ranking score matching a setup's training geometry: the ``similarity`` of a Siamese
-    setup or the ``distance`` of a triplet one (``"cosine"`` or ``"euclidean"``)."""
+    setup or the ``distance`` of a triplet one (``"cosine"`` or ``"euclidean"``). The study's
+    thresholded cosine distance ``"cosine_relu"`` ranks by the cosine (the ReLU would only add
+    ties at 0)."""
     key = options.get("similarity", options.get("distance"))
+    key = "cosine" if key == "cosine_relu" else key
     if key not in ("cosine", "euclidean"):
         raise ValueError(f"no ranking score for {loss} with {dict(options)}")
     return str(key)
@@ -493,29 +503,51 @@ def target_shift(sets: TrainingSets) -> pd.DataFrame:
     return frame.drop(columns="label").groupby("kind").mean()
 
 
+def _margin_user(distance: str, margin: float) -> str:
+    """Which runs train a (distance, margin): this chapter's (:data:`SETUPS`), the study's
+    (:data:`STUDY_MARGIN_SETUPS`) or neither."""
+    for label, setups in (("this chapter", SETUPS), ("the study", STUDY_MARGIN_SETUPS)):
+        for loss, options in setups.values():
+            if loss == "triplet" and (options["distance"], options["margin"]) == (distance, margin):
+                return label
+    return ""
+
+
+#: The largest distance gap delta(q, n) - delta(q, p) of unit vectors, per distance: each distance
+#: of two unit vectors lies in [0, 2], except the study's thresholded cosine distance, in [0, 1].
+_MAX_GAP = {"cosine": 2.0, "euclidean": 2.0, "cosine_relu": 1.0}
+
+
 def margin_activity(
     sets: TrainingSets,
     margins: Sequence[tuple[str, float]] = (
         ("cosine", 0.5),
-        ("cosine", 1.0),
-        ("cosine", 5.0),
         ("euclidean", 1.0),
+        ("cosine_relu", 5.0),
         ("euclidean", 5.0),
+        ("cosine_relu", 1.0),
     ),
 ) -> pd.DataFrame:
     r"""How each triplet margin acts on the training triplets, under the teacher's unit vectors.
 
     For a triplet with teacher cosines :math:`c_p` (query, positive) and :math:`c_n` (query,
     negative), the hinge argument is :math:`\delta(q, p) - \delta(q, n) + \varepsilon` with
-    :math:`\delta_c = 1 - \cos` (so :math:`c_n - c_p + \varepsilon`) or, for unit vectors,
-    :math:`\lVert q - d \rVert = \sqrt{2 - 2 \cos(q, d)}`. Both distances lie in :math:`[0, 2]`,
-    so the argument is at least :math:`\varepsilon - 2`: a margin above 2 keeps every hinge active
-    for ever, and the loss can never reach 0.
+
+    * ``"cosine"``, :math:`\delta_c = 1 - \cos \in [0, 2]`: :math:`c_n - c_p + \varepsilon`;
+    * ``"cosine_relu"``, the study's :math:`\delta_c^{+} = 1 - \operatorname{ReLU}(\cos) \in
+      [0, 1]`: :math:`\operatorname{ReLU}(c_n) - \operatorname{ReLU}(c_p) + \varepsilon`;
+    * ``"euclidean"``, for unit vectors :math:`\lVert q - d \rVert = \sqrt{2 - 2 \cos(q, d)}
+      \in [0, 2]`.
+
+    So the argument is at least :math:`\varepsilon - 2` (:math:`\varepsilon - 1` for
+    :math:`\delta_c^{+}`): a larger margin keeps every hinge active for ever, and the loss can
+    never reach 0.
 
     Returns:
-        One row per (distance, margin): the share of triplets whose hinge is active now (%), the
-        mean loss now, and the lowest loss any unit vectors could reach,
-        :math:`\max(\varepsilon - 2, 0)`.
+        One row per (distance, margin): which runs use it (``this chapter``, ``the study``), the
+        share of triplets whose hinge is active now (%), the mean loss now, and the lowest loss
+        any unit vectors could reach, :math:`\max(\varepsilon - 2, 0)`
+        (:math:`\max(\varepsilon - 1, 0)` for ``"cosine_relu"``).
     """
     pairs = sets.pairs
     keys = zip(pairs["query"], pairs["passage"], strict=True)
@@ -527,18 +559,23 @@ def margin_activity(
     for distance, margin in margins:
         if distance == "cosine":
             gap = c_n - c_p
+        elif distance == "cosine_relu":
+            gap = np.maximum(c_n, 0) - np.maximum(c_p, 0)
         elif distance == "euclidean":
             gap = np.sqrt(np.clip(2 - 2 * c_p, 0, None)) - np.sqrt(np.clip(2 - 2 * c_n, 0, None))
         else:
-            raise ValueError(f"distance must be 'cosine' or 'euclidean', got {distance!r}")
+            raise ValueError(
+                f"distance must be 'cosine', 'cosine_relu' or 'euclidean', got {distance!r}"
+            )
         hinge = gap + float(margin)
         rows.append(
             {
                 "distance": distance,
                 "margin ε": float(margin),
+                "used by": _margin_user(distance, float(margin)),
                 "active hinges %": 100.0 * float((hinge > 0).mean()),
                 "mean loss now": float(np.maximum(hinge, 0).mean()),
-                "lowest reachable loss": max(float(margin) - 2.0, 0.0),
+                "lowest reachable loss": max(float(margin) - _MAX_GAP[distance], 0.0),
             }
         )
     return pd.DataFrame(rows).set_index(["distance", "margin ε"])
@@ -566,7 +603,8 @@ def triplet_geometry(
     """Embed (query, positive, negative) triplets with each encoder: PCA points and a summary.
 
     Returns:
-        ``points``: model, triplet, role, pc1, pc2 (PCA fitted per model on its 3n vectors).
+        ``points``: model, triplet, role, pc1, pc2 (PCA fitted per model on its 3n vectors, as
+        they are, not normalised; Rygaard et al. fit theirs on 70k normalised embeddings).
         ``summary``: per model, mean :math:`\\cos(q, p)`, mean :math:`\\cos(q, n)`, their gap,
         the share of triplets with :math:`\\cos(q, p) > \\cos(q, n)` and the variance the two
         components explain (the picture hides the rest).

@@ -68,7 +68,8 @@ def unlabeled_pool(
 
     Returns a one-column :class:`~sbert_tutor.data.table.DataTable` (``sentence``) with its
     source and the files read (for provenance). Sentences are drawn one by one, not as pairs, so
-    a sentence's STS partner is in the pool only by chance.
+    in a sample a sentence's STS partner is in the pool only by chance; without a sample
+    (``n=None``) most partners are in it (:func:`partners_in_pool`).
     """
     data = load_sts(task, split)
     unique = list(dict.fromkeys(s.strip() for s in [*data.sentences1, *data.sentences2]))
@@ -99,6 +100,24 @@ def pool_overlap(pool: DataTable, data: STSData) -> pd.Series:
             "pool sentences": len(pool),
             f"distinct {data.name}/{data.split} sentences": len(evaluation),
             f"pool sentences also in {data.name}/{data.split}": shared,
+        },
+        name="count",
+    )
+
+
+def partners_in_pool(pool: DataTable, data: STSData) -> pd.Series:
+    """How many pairs of an STS split (``STSData``) have both sentences (after strip) in the pool:
+    for those, a sentence's nearest neighbour may be the partner annotators paired it with."""
+    sentences = {s.strip() for s in pool.table["sentence"]}
+    both = sum(
+        1
+        for a, b in zip(data.sentences1, data.sentences2, strict=True)
+        if a.strip() in sentences and b.strip() in sentences
+    )
+    return pd.Series(
+        {
+            f"{data.name}/{data.split} pairs": len(data.sentences1),
+            "pairs with both sentences in the pool": both,
         },
         name="count",
     )
