@@ -513,8 +513,8 @@ def margin_activity(
     for ever, and the loss can never reach 0.
 
     Returns:
-        One row per (distance, margin): the share of triplets whose hinge is active now (%), the
-        mean loss now, and the lowest loss any unit vectors could reach,
+        One row per (distance, margin), with the share of triplets whose hinge is active now
+        (%), the mean loss now, and the lowest loss any unit vectors could reach,
         :math:`\max(\varepsilon - 2, 0)`.
     """
     pairs = sets.pairs
