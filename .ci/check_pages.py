@@ -22,11 +22,17 @@ A page fails on
   code      a <pre> block whose lines are clipped (wider than its box);
   load      a same-site request that failed (4xx/5xx), or an uncaught JavaScript error (bar the
             known upstream ones in KNOWN_JS_ERRORS);
-  outputs   (with --expect-outputs) a notebook page with no cell output at all.
+  outputs   (with --expect-outputs) a notebook page with no cell output at all;
+  pyref     a Python reference that did not resolve: a chapter's {py:func}`...` (or a docstring's
+            :func:`...` on the API pages) that Sphinx left as <code class="xref py ..."> outside
+            a link. A resolved one sits in <a class="reference internal" href=...>. Names outside
+            the library (torch.Tensor) are shown as code without the `xref` class and not counted
+            (book/_ext/pyrefs.py).
 Notes, not failures: external images (not fetched), cell-output tables that scroll sideways.
 
 Prints one line per page (PASS/FAIL, counts) with each problem below it, then the notes and a
-summary line; exits 1 if any page fails. Needs the Python package `playwright` and a Chromium
+summary line with the Python references resolved and unresolved over all pages; exits 1 if any
+page fails. Needs the Python package `playwright` and a Chromium
 binary (Debian's `chromium`); Playwright's own browser downloads are never used.
 """
 
@@ -166,6 +172,14 @@ async ({mathTimeoutMs}) => {
   out.links = [...new Set([...document.querySelectorAll('a[href]')].map(a => a.href))];
   out.outputs = document.querySelectorAll('div.cell_output').length;
   out.outputImages = document.querySelectorAll('div.cell_output img').length;
+  // Python references in the page's text (not the navigation's copies of its headings): Sphinx
+  // marks each with `xref py`; a resolved one is inside a link, an unresolved one is bare code
+  out.pyrefs = {resolved: 0, unresolved: []};
+  for (const c of (document.querySelector('article') || main).querySelectorAll('code.xref.py')) {
+    const a = c.closest('a[href]');
+    if (a && a.classList.contains('reference')) out.pyrefs.resolved++;
+    else out.pyrefs.unresolved.push(c.textContent.trim().replace(/\s+/g, ' ').slice(0, 100));
+  }
   return out;
 }
 """
@@ -323,6 +337,8 @@ def _judge(
         why = resolve_link(root, base, href)
         if why:
             add(("link", f"broken link: {why}"))
+    for ref in probe["pyrefs"]["unresolved"]:
+        add(("pyref", f"unresolved Python reference: {ref}"))
     for pre in probe["pres"]:
         add(("code", f"code clipped ({pre['width']}px in a {pre['box']}px box): {pre['line']!r}"))
     for wide in probe["wideOutputs"]:
@@ -345,6 +361,8 @@ def _judge(
         "images": len(probe["images"]),
         "figures": probe["outputImages"],
         "links": internal,
+        "pyrefs": probe["pyrefs"]["resolved"],
+        "pyrefs_unresolved": len(probe["pyrefs"]["unresolved"]),
     }
     return report
 
@@ -401,7 +419,9 @@ def check_site(
                 if why:
                     report.problems.append(("link", f"redirect to a missing page: {why}"))
                 report.notes.append(f"redirects to {redirect}")
-                report.counts = dict.fromkeys(("display", "inline", "images", "figures"), 0)
+                report.counts = dict.fromkeys(
+                    ("display", "inline", "images", "figures", "pyrefs", "pyrefs_unresolved"), 0
+                )
                 report.counts["links"] = 1
                 reports.append(report)
                 continue
@@ -440,6 +460,7 @@ def print_reports(reports: Sequence[PageReport], out=None) -> None:
         print(
             f"{'PASS' if r.ok else 'FAIL'} {r.page}: {c['display']} display + {c['inline']} inline "
             f"equations, {c['images']} images ({c['figures']} figures), {c['links']} internal links"
+            f", {c['pyrefs']} Python references ({c['pyrefs_unresolved']} unresolved)"
             + (f"; {len(r.problems)} problem(s)" if r.problems else ""),
             file=out,
         )
@@ -458,9 +479,11 @@ def print_reports(reports: Sequence[PageReport], out=None) -> None:
         for kind, _ in r.problems:
             kinds[kind] = kinds.get(kind, 0) + 1
     summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "no problems"
+    resolved = sum(r.counts["pyrefs"] for r in reports)
+    unresolved = sum(r.counts["pyrefs_unresolved"] for r in reports)
     print(
         f"check_pages: {len(reports)} pages, {len(reports) - failed} passed, {failed} failed "
-        f"({summary})",
+        f"({summary}); Python references: {resolved} resolved, {unresolved} unresolved",
         file=out,
     )
 

@@ -51,6 +51,12 @@ GOOD = f"""{HEAD}
 <p><a href="other.html#sec">other</a> <a href="#top">top</a> <a href="sub/">folder</a>
 <a href="https://example.invalid/">external</a> <a href="mailto:a@b.invalid">mail</a></p>
 <pre>short = "line"</pre>
+<p>Python references as Sphinx writes them: resolved
+<a class="reference internal" href="other.html#sec" title="pkg.f"><code class="xref py py-func docutils
+literal notranslate"><span class="pre">f()</span></code></a> and
+<a class="reference internal" href="#top"><code class="xref py py-mod docutils literal notranslate">
+<span class="pre">pkg</span></code></a>; a name outside the library, shown as code and not counted:
+<code class="py py-class docutils literal notranslate"><span class="pre">Tensor</span></code>.</p>
 <script>const THEBE_JS_URL = "x";</script><script>const THEBE_JS_URL = "x";</script>
 {TAIL}"""
 
@@ -63,6 +69,10 @@ BAD = f"""{HEAD}
 the ideal order of the grades is\\)</span> prose typeset as math.</p>
 <img src="missing.png" alt="gone">
 <p><a href="missing.html">no page</a> <a href="other.html#nope">no anchor</a></p>
+<p>An unresolved Python reference: <code class="xref py py-func docutils literal notranslate">
+<span class="pre">pkg.moved_away()</span></code>, and a resolved one:
+<a class="reference internal" href="other.html#sec"><code class="xref py py-class docutils literal
+notranslate"><span class="pre">Kept</span></code></a>.</p>
 <pre style="overflow: hidden; width: 200px">{"x = 1; " * 40}</pre>
 <script>throw new Error("boom in the page");</script>
 {TAIL}"""
@@ -167,6 +177,8 @@ def test_clean_page_passes(reports):
     assert good.ok, good.problems
     assert good.counts["display"] == 1 and good.counts["inline"] == 1
     assert good.counts["figures"] == 1
+    # two resolved Python references; the outside name (no `xref` class) is not one
+    assert good.counts["pyrefs"] == 2 and good.counts["pyrefs_unresolved"] == 0
     # the external image is not fetched (no network) and is only noted; the known upstream
     # duplicate-script error is noted, not failed
     assert any("external image" in n for n in good.notes)
@@ -195,6 +207,8 @@ def test_broken_page_fails_on_each_fault(reports):
         ]
     )
     assert len(details(bad, "code")) == 1
+    assert details(bad, "pyref") == ["unresolved Python reference: pkg.moved_away()"]
+    assert bad.counts["pyrefs"] == 1 and bad.counts["pyrefs_unresolved"] == 1
     load = details(bad, "load")
     assert any("boom in the page" in d for d in load), load
     assert any("HTTP 404: missing.png" in d for d in load), load
@@ -219,7 +233,10 @@ def test_report_prints_a_summary(reports, capsys):
     check_pages.print_reports(list(reports.values()))
     out = capsys.readouterr().out
     assert "FAIL bad.html" in out and "PASS good.html" in out
-    assert out.strip().splitlines()[-1].startswith("check_pages: 7 pages, 4 passed, 3 failed")
+    assert "2 Python references (0 unresolved)" in out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("check_pages: 7 pages, 4 passed, 3 failed")
+    assert last.endswith("; Python references: 3 resolved, 1 unresolved")
 
 
 def test_main_exit_code(site):

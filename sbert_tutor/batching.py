@@ -71,7 +71,8 @@ def check_bucket(bucket: object) -> Bucket:
 def resolve_bucket(
     bucket: object, device: torch.device | str, dtype: torch.dtype | None, padding_side: str
 ) -> Bucket:
-    """The bucketing :meth:`SentenceEncoder.encode` uses: ``"auto"`` decided, anything else checked.
+    """The bucketing :meth:`~sbert_tutor.encoder.SentenceEncoder.encode` uses: ``"auto"`` decided,
+    anything else checked.
 
     ``"auto"`` buckets to multiples of :data:`BUCKET_MULTIPLE` on CUDA under fp16/bf16 (where each
     new width has a one-off cost) and pads to the longest row elsewhere: on a CPU every extra

@@ -1,8 +1,10 @@
 """The ``sbert-tutor`` command line: thin over the library, one module per subcommand.
 
-sbert-tutor eval-sts --model NAME_OR_PATH --tasks all|sts12,stsb,... [--aggregation all] [--json PATH]
-sbert-tutor eval-ir  --model NAME_OR_PATH --dataset trec-dl19 [--ks 1,5,10] [--json PATH]
-sbert-tutor train    --model NAME_OR_PATH --loss cosine --train stsb --out DIR
+::
+
+    sbert-tutor eval-sts --model NAME_OR_PATH --tasks all|sts12,stsb,... [--aggregation all] [--json PATH]
+    sbert-tutor eval-ir  --model NAME_OR_PATH --dataset trec-dl19 [--ks 1,5,10] [--json PATH]
+    sbert-tutor train    --model NAME_OR_PATH --loss cosine --train stsb --out DIR
 
 ``sbert-tutor COMMAND --help`` shows every option with its default and examples.
 """
@@ -21,7 +23,7 @@ from sbert_tutor.commands import eval_ir, eval_sts, eval_transfer, train
 COMMANDS = [eval_sts, eval_ir, eval_transfer, train]
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-#: Examples shown at the end of each subcommand's --help.
+#: Examples shown at the end of each subcommand's ``--help``.
 EXAMPLES = {
     "eval-sts": [
         f"sbert-tutor eval-sts --model {MODEL} --tasks all --json sts.json",

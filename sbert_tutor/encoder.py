@@ -229,8 +229,8 @@ class SentenceEncoder(nn.Module):
         model defaults to mean pooling and no normalisation. ``max_seq_length`` defaults to what
         sentence-transformers uses: the folder's value, else the tokenizer's ``model_max_length``
         capped at the model's position limit. Where the model came from (local, models folder,
-        hub, packaged copy) is logged and kept in :attr:`source`; see
-        :func:`sbert_tutor.resolve.resolve_model`. ``compute_dtype`` sets :attr:`compute_dtype`
+        hub, packaged copy) is logged and kept in ``source``; see
+        :func:`sbert_tutor.resolve.resolve_model`. ``compute_dtype`` sets ``encoder.compute_dtype``
         (e.g. ``"auto"``: bf16/fp16 mixed precision on a GPU for every :meth:`encode`).
 
         Raises:
@@ -486,7 +486,7 @@ class SentenceEncoder(nn.Module):
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **kwargs: Any
     ) -> torch.Tensor:
-        """Embeddings ``[batch, d]`` with gradients (for training); normalised if :attr:`normalize`."""
+        """Embeddings ``[batch, d]`` with gradients (for training); normalised if ``normalize``."""
         hidden = self.model(
             input_ids=input_ids, attention_mask=attention_mask, **kwargs
         ).last_hidden_state
@@ -581,7 +581,7 @@ class SentenceEncoder(nn.Module):
             compute_dtype: ``"auto"``, ``"fp32"``, ``"fp16"`` or ``"bf16"`` (or a torch dtype):
                 the transformer runs under autocast in that precision, the pooling in fp32, and
                 the embeddings come back as float32 (:mod:`sbert_tutor.compute`). ``None``: the
-                encoder's :attr:`compute_dtype`, which by default is the weights' own dtype.
+                encoder's ``compute_dtype``, which by default is the weights' own dtype.
             bucket: round each batch's width up to a multiple (``32``) or a ladder of widths;
                 ``None`` pads to the longest row; ``"auto"`` buckets by 32 on CUDA under fp16/bf16
                 only (:func:`sbert_tutor.batching.resolve_bucket`). Padding is masked, so the

@@ -20,15 +20,13 @@ relevant documents *in the qrels* (retrieved or not). A cutoff :math:`k` keeps t
 
    \mathrm{P@}k &= \frac{1}{k} \sum_{i=1}^{\min(k,n)} \mathrm{rel}_i
    \qquad
-   \mathrm{Recall@}k = \frac{1}{R} \sum_{i=1}^{\min(k,n)} \mathrm{rel}_i
-   \qquad
-   \mathrm{Accuracy@}k = \max_{i \le \min(k,n)} \mathrm{rel}_i \\
+   \mathrm{Recall@}k = \frac{1}{R} \sum_{i=1}^{\min(k,n)} \mathrm{rel}_i \\
+   \mathrm{Accuracy@}k &= \max_{i \le \min(k,n)} \mathrm{rel}_i \\
    \mathrm{RR@}k &= \frac{1}{\min\{i \le \min(k,n) : \mathrm{rel}_i = 1\}}
-   \ (0 \text{ if no relevant document is in the top } k) \\
+   \\ &\qquad (0 \text{ if no relevant document is in the top } k) \\
    \mathrm{AP@}k &= \frac{1}{R} \sum_{i=1}^{\min(k,n)} \mathrm{rel}_i \, \mathrm{P@}i \\
-   \mathrm{DCG@}k &= \sum_{i=1}^{\min(k,n)} \frac{\max(g(d_i), 0)}{\log_2(i+1)}
-   \qquad
-   \mathrm{nDCG@}k = \frac{\mathrm{DCG@}k}{\mathrm{IDCG@}k}
+   \mathrm{DCG@}k &= \sum_{i=1}^{\min(k,n)} \frac{\max(g(d_i), 0)}{\log_2(i+1)} \\
+   \mathrm{nDCG@}k &= \frac{\mathrm{DCG@}k}{\mathrm{IDCG@}k}
 
 where :math:`\mathrm{IDCG@}k` is the DCG of the best possible ranking: the judged grades sorted
 in decreasing order (see *IDCG* below). ``accuracy@k`` is the *hit rate*, called ``success`` in

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+#: The precisions :func:`quantize_embeddings` accepts (described in the module docstring).
 PRECISIONS = ("float32", "int8", "uint8", "binary", "ubinary")
 
 

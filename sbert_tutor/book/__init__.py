@@ -34,7 +34,7 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 03 Siamese pooling and STS             :mod:`.siamese_pooling_sts`
 03b transfer tasks                     :mod:`.transfer_tasks`
 04 retrieval metrics                   :mod:`.retrieval_metrics`
-05 MS MARCO                            :mod:`.msmarco`
+05 MS MARCO                            :mod:`~.chapters.msmarco`
 06 classification objective            :mod:`.classification_objective`
 07 regression objective                :mod:`.regression_objective`
 08 triplet objective                   :mod:`.triplet_objective`

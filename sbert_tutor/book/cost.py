@@ -156,7 +156,7 @@ def humanize_seconds(seconds: float) -> str:
 
 
 def pair_count(n: int) -> int:
-    """:math:`\binom{n}{2} = n(n-1)/2`, the pairs a cross-encoder scores to find the closest pair."""
+    r""":math:`\binom{n}{2} = n(n-1)/2`, the pairs a cross-encoder scores to find the closest pair."""
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     return n * (n - 1) // 2

@@ -1,6 +1,6 @@
 r"""Real data encoded once and then frozen: the input of the chapters' fixed-embedding analyses.
 
-* :func:`sts_sample` -- a seeded sample of an STS split (chapters 6-8);
+* :func:`~sbert_tutor.data.sts.sample_sts` -- a seeded sample of an STS split (chapters 6-8);
 * :func:`pair_cosines` -- :math:`\cos(u, v)` and the gold score of every STS pair (chapter 7);
 * :func:`embed_triplets` -- (anchor, positive, negative) embeddings of NLI triplets (chapter 8);
 * :class:`FixedBatch` / :func:`embed_fixed` -- a seeded sample of training rows, no text shared

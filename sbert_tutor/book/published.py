@@ -5,27 +5,27 @@ next to a :class:`Source` naming the paper and the table or section (and its ent
 ``book/references.bib``). Rows built here say ``published: <source>`` wherever they appear
 (:func:`~sbert_tutor.book.reporting.measured_vs_published`).
 
-==========================================  ======================================  ==========
-constant                                    source                                  chapter
-==========================================  ======================================  ==========
-:data:`SBERT_COST_CLAIM`                    SBERT paper, section 1                  2, 13
-:data:`TANEJA_COST_CLAIM`                   Taneja et al. (2023), section I         2
-:data:`SBERT_TABLE1`                        SBERT paper, Table 1                    3
-:data:`SBERT_TABLE5`, :data:`SUPMPN_TABLE3` SBERT paper, Table 5; SupMPN, Table 3   3b
-:data:`MSMARCO_PUBLISHED`                   SBERT.net documentation                 5
-:data:`SBERT_TABLE6_CONCAT`                 SBERT paper, Table 6                    6
-:data:`SBERT_TABLE2_STSB`                   SBERT paper, Table 2                    7
-:data:`SBERT_SETUP`                         SBERT paper, section 3, Table 2, 4.4    6-8
-:data:`WIKISEC`                             SBERT paper; sbert.net documentation    8
-:data:`STSB_TEST`                           SimCSE Table 5; SBERT paper, Table 1;   9-11
-                                            the source papers' tables
-:data:`TANEJA_TABLE2`, :data:`TANEJA_SETUP` Taneja et al. (2023), Table 2, sec. IV  9
-:data:`SUPMPN_TABLE2`, :data:`SUPMPN_SETUP` Dehghan & Amasyali (2022), Table 2, 5   10
-:data:`OH_TABLE1`, :data:`OH_SETUP`         Oh, Kim & Lim, Table 1, section 3       11
-:data:`DISTANCE_DILEMMA`                    Rygaard et al., sections 2-4 (setup and  4, 12
-                                            the numbers stated)
-:data:`SBERT_TABLE7`                        SBERT paper, Table 7                    13
-==========================================  ======================================  ==========
+===========================================  =======================================  ==========
+constant                                     source                                   chapter
+===========================================  =======================================  ==========
+:data:`SBERT_COST_CLAIM`                     SBERT paper, section 1                   2, 13
+:data:`TANEJA_COST_CLAIM`                    Taneja et al. (2023), section I          2
+:data:`SBERT_TABLE1`                         SBERT paper, Table 1                     3
+:data:`SBERT_TABLE5`, :data:`SUPMPN_TABLE3`  SBERT paper, Table 5; SupMPN, Table 3    3b
+:data:`MSMARCO_PUBLISHED`                    SBERT.net documentation                  5
+:data:`SBERT_TABLE6_CONCAT`                  SBERT paper, Table 6                     6
+:data:`SBERT_TABLE2_STSB`                    SBERT paper, Table 2                     7
+:data:`SBERT_SETUP`                          SBERT paper, section 3, Table 2, 4.4     6-8
+:data:`WIKISEC`                              SBERT paper; sbert.net documentation     8
+:data:`STSB_TEST`                            SimCSE Table 5; SBERT paper, Table 1;    9-11
+                                             the source papers' tables
+:data:`TANEJA_TABLE2`, :data:`TANEJA_SETUP`  Taneja et al. (2023), Table 2, sec. IV   9
+:data:`SUPMPN_TABLE2`, :data:`SUPMPN_SETUP`  Dehghan & Amasyali (2022), Table 2, 5    10
+:data:`OH_TABLE1`, :data:`OH_SETUP`          Oh, Kim & Lim, Table 1, section 3        11
+:data:`DISTANCE_DILEMMA`                     Rygaard et al., sections 2-4 (setup and  4, 12
+                                             the numbers stated)
+:data:`SBERT_TABLE7`                         SBERT paper, Table 7                     13
+===========================================  =======================================  ==========
 
 Each table is checked digit by digit against a transcription typed separately from the paper
 text (``tests/book/transcriptions/``), and rows with an average are checked against the mean of

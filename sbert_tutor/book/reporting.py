@@ -61,7 +61,7 @@ def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
     """The key provenance fields of each run's ``log["provenance"]``, one column a run.
 
     ``runs`` maps names to :class:`~sbert_tutor.training.recipe.TrainRun` objects or to their
-    ``log`` dicts (e.g. the ``logs`` of :func:`~sbert_tutor.book.runs.train_variants`).
+    ``log`` dicts (e.g. the ``logs`` of :func:`~sbert_tutor.book.seeds.seeded_variants`).
     """
     rows = {}
     for name, run in runs.items():
@@ -118,7 +118,7 @@ def run_summary(logs: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def common_budget(logs: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
-    """The training budget shared by runs (``TrainRun.log``s): ``{"steps", "batch_size",
+    """The training budget shared by runs (``TrainRun.log`` dicts): ``{"steps", "batch_size",
     "examples"}``, so that prose can quote it (glued) instead of assuming a profile.
 
     Raises:

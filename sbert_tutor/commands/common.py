@@ -41,7 +41,7 @@ def pooling_arg(text: str) -> str:
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """--model, --pooling, --max-seq-length, --batch-size, --device."""
+    """``--model``, ``--pooling``, ``--max-seq-length``, ``--batch-size``, ``--device``."""
     parser.add_argument(
         "--model",
         required=True,
@@ -68,7 +68,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def load_encoder(args: argparse.Namespace):
-    """The encoder named by --model with the overrides given, announcing its source on stderr."""
+    """The encoder named by ``--model`` with the overrides given, announcing its source on stderr."""
     import sys
 
     from sbert_tutor.encoder import SentenceEncoder

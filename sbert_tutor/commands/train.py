@@ -1,6 +1,8 @@
 """``sbert-tutor train``: fine-tune a sentence encoder with one loss; write the model and a log.
 
-sbert-tutor train --model NAME_OR_PATH --loss cosine --train stsb --out DIR [--max-steps N]
+::
+
+    sbert-tutor train --model NAME_OR_PATH --loss cosine --train stsb --out DIR [--max-steps N]
 
 ``DIR`` becomes a sentence-transformers folder (``sbert-tutor eval-sts --model DIR`` reads it) with
 ``training_log.json``: settings, the loss curve, evaluation points, timing and provenance.

@@ -83,6 +83,7 @@ from sbert_tutor.validation import check_choice
 
 logger = logging.getLogger(__name__)
 
+#: The datasets :func:`load_msmarco` loads (described in the module docstring).
 DATASETS: tuple[str, ...] = ("msmarco-dev-subset", "trec-dl19", "trec-dl20", "msmarco-dev")
 CORPORA: tuple[str, ...] = ("mini", "full")
 

@@ -47,6 +47,7 @@ SUBSET = "msmarco/dev_small_subset"
 BM25_CANDIDATES = f"{SUBSET}/bm25_candidates.tsv"
 #: The id lists shipped with the library.
 ID_DIR = Path(__file__).parent / "ids"
+#: The id list behind each rebuilt file, shipped with the library (made by :func:`write_id_lists`).
 ID_FILES = {
     "corpus_mini": ID_DIR / "corpus_mini.tsv.gz",
     "dev_small_subset": ID_DIR / "dev_small_subset.tsv.gz",

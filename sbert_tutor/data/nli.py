@@ -55,6 +55,7 @@ NLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 LABEL_IDS: dict[str, int] = {name: i for i, name in enumerate(NLI_LABELS)}
 
 NLI_TASKS: tuple[str, ...] = ("snli", "multinli", "allnli", "sick")
+#: The splits of each NLI task.
 NLI_SPLITS: dict[str, tuple[str, ...]] = {
     "snli": ("train", "dev", "test"),
     "multinli": ("train", "dev", "dev_mismatched"),

@@ -104,7 +104,7 @@ class STSData:
         name: task name (``"sts12"`` ... ``"sickr"``).
         split: ``"train"``, ``"dev"`` or ``"test"``.
         sentences1, sentences2: the pairs, aligned.
-        scores: gold scores, float64, on the task's own scale (:attr:`score_range`).
+        scores: gold scores, float64, on the task's own scale (``score_range``).
         subsets: the subset of each pair (e.g. ``"MSRpar"``); the task's display name for
             single-set tasks, and ``"all"`` when the source does not record subsets.
         source: where the data came from, in words (a folder or a hub id).

@@ -21,8 +21,8 @@ Pipeline of :func:`evaluate_retrieval`
 3. :func:`sbert_tutor.metrics.run_from_topk` turns the top-k into a run and
    :func:`sbert_tutor.metrics.evaluate_run` averages every measure over the evaluated queries.
 
-Conventions
------------
+Conventions of :func:`evaluate_retrieval`
+-----------------------------------------
 * **top_k** (passages retrieved per query) defaults to :math:`\max(ks)` and may not be smaller:
   a measure at cutoff :math:`k` must see :math:`k` retrieved passages. A larger ``top_k`` changes
   no measure at :math:`k \le` ``top_k`` (it only costs time).
@@ -549,7 +549,8 @@ def evaluate_msmarco(
         datasets: names (loaded with :func:`sbert_tutor.data.msmarco.load_msmarco`) or
             already-loaded :class:`~sbert_tutor.data.msmarco.MSMarcoData` (e.g. a sample).
         corpus: ``"mini"``, ``"full"`` or ``None`` (each dataset's default), for names only.
-        Other arguments: as in :func:`evaluate_retrieval`.
+
+    Other arguments: as in :func:`evaluate_retrieval`.
 
     Returns:
         An :class:`MSMarcoResult`: ``table`` has one row a dataset (its sizes, then every

@@ -6,7 +6,7 @@ the mean loss over the batch, so each can be tested and taught without a transfo
 them (one registered objective per function).
 
 * ``cosine_regression`` -- SBERT regression: MSE of cos(u, v) vs. the rescaled gold score
-* ``softmax_classification`` -- SBERT classification: softmax over (u, v, |u-v|) (NLI)
+* ``softmax_classification`` -- SBERT classification: softmax over ``(u, v, |u-v|)`` (NLI)
 * ``triplet`` -- SBERT triplet: max(d(a, p) - d(a, n) + margin, 0)
 * ``ce_score_regression`` -- the Siamese objective on cross-encoder scores (Rygaard et al.)
 * ``multiple_negatives_ranking`` -- MNRL / InfoNCE with in-batch (and hard) negatives

@@ -87,10 +87,10 @@ def multiple_negatives_ranking(
 
     .. math::
 
-        \mathcal{L}_{p \to a} = -\frac{1}{N} \sum_{i=1}^{N}
+        \mathcal{L}_{p \to a} &= -\frac{1}{N} \sum_{i=1}^{N}
             \log \frac{\exp\bigl(s \cos(p_i, a_i)\bigr)}{\sum_{j=1}^{N} \exp\bigl(s \cos(p_i, a_j)\bigr)},
-        \qquad
-        \mathcal{L} = \tfrac{1}{2}\bigl(\mathcal{L}_{a \to p} + \mathcal{L}_{p \to a}\bigr)
+        \\
+        \mathcal{L} &= \tfrac{1}{2}\bigl(\mathcal{L}_{a \to p} + \mathcal{L}_{p \to a}\bigr)
 
     Args:
         anchors: Anchor (query) embeddings :math:`a_i`.
@@ -146,10 +146,10 @@ def supmpn(
 
     .. math::
 
-        \mathcal{L} = -\frac{1}{N} \sum_{i=1}^{N} \frac{1}{P} \sum_{k=1}^{P}
-            \log \frac{e(a_i, p_{ik})}
-            {e(a_i, p_{ik}) + \sum_{j \ne i} \sum_{m=1}^{P} e(a_i, p_{jm})
-             + \sum_{j=1}^{N} \sum_{q=1}^{Q} e(a_i, n_{jq})}
+        \mathcal{L} &= -\frac{1}{N} \sum_{i=1}^{N} \frac{1}{P} \sum_{k=1}^{P}
+            \log \frac{e(a_i, p_{ik})}{D_{ik}}, \\
+        D_{ik} &= e(a_i, p_{ik}) + \sum_{j \ne i} \sum_{m=1}^{P} e(a_i, p_{jm})
+            + \sum_{j=1}^{N} \sum_{q=1}^{Q} e(a_i, n_{jq})
 
     The anchor's *own* other positives (:math:`m \ne k`) are not in the denominator: each positive
     competes only with the other anchors' positives and with every negative in the batch. With
@@ -209,9 +209,10 @@ def in_batch_contrastive(h: Tensor, h_plus: Tensor, temperature: float = 0.05) -
 
     .. math::
 
-        \ell_i = -\log \frac{\exp\bigl(\operatorname{sim}(h_i, h_i^{+}) / \tau\bigr)}
+        \ell_i &= -\log \frac{\exp\bigl(\operatorname{sim}(h_i, h_i^{+}) / \tau\bigr)}
                             {\sum_{j=1}^{N} \exp\bigl(\operatorname{sim}(h_i, h_j^{+}) / \tau\bigr)},
-        \qquad \mathcal{L} = \frac{1}{N} \sum_{i=1}^{N} \ell_i,
+        \\
+        \mathcal{L} &= \frac{1}{N} \sum_{i=1}^{N} \ell_i,
         \qquad \operatorname{sim} = \cos
 
     This equals :func:`multiple_negatives_ranking` without hard negatives and with

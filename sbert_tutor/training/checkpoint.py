@@ -63,7 +63,8 @@ def save_checkpoint(folder: str | Path, state: dict[str, Any], keep: int | None 
 
     Args:
         folder: the checkpoint directory (created if needed).
-        state: what :meth:`Trainer.state_dict` returns; must hold ``"step"``.
+        state: what :meth:`~sbert_tutor.training.trainer.Trainer.state_dict` returns; must hold
+            ``"step"``.
         keep: keep only the newest ``keep`` checkpoints in ``folder`` (``None``: keep all).
 
     Returns:

@@ -90,8 +90,8 @@ def embed_rows(
 class Objective(nn.Module):
     """Base class: the shape of the examples an objective reads, and its loss on embeddings.
 
-    Subclasses set :attr:`name`, :attr:`label` (``None``, ``"float"`` or ``"int"``),
-    :attr:`in_batch_negatives` (whether other examples of the batch act as negatives, which
+    Subclasses set ``name``, ``label`` (``None``, ``"float"`` or ``"int"``),
+    ``in_batch_negatives`` (whether other examples of the batch act as negatives, which
     calls for the no-duplicates sampler) and :attr:`roles`, implement :meth:`forward`, and are
     registered with :func:`register_objective`. The keyword arguments of ``__init__`` are the
     objective's options. What named data sets it trains on is declared by

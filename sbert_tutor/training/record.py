@@ -45,6 +45,7 @@ class TrainingRecord:
         self.evals.append({"step": int(step), "epoch": round(float(epoch), 6), **metrics})
 
     def to_dict(self) -> dict[str, list[dict[str, Any]]]:
+        """The steps and the evaluation points as lists of plain dicts (JSON-ready)."""
         return {"steps": [dict(s) for s in self.steps], "evals": [dict(e) for e in self.evals]}
 
     @classmethod

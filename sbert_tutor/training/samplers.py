@@ -96,6 +96,7 @@ class LengthBucketBatchSampler:
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
+        """Iterating yields the batches of ``epoch`` from now on."""
         self.epoch = int(epoch)
 
     def batches(self, epoch: int) -> list[list[int]]:
@@ -156,6 +157,7 @@ class NoDuplicatesBatchSampler:
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:
+        """Iterating yields the batches of ``epoch`` from now on."""
         self.epoch = int(epoch)
 
     def _order(self, epoch: int) -> list[int]:

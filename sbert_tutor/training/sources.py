@@ -34,6 +34,7 @@ from sbert_tutor.data.table import DataTable
 from sbert_tutor.training.objectives import OBJECTIVES, Objective, objective_class
 from sbert_tutor.validation import check_choice
 
+#: The named training sets (``sbert-tutor train --train NAME``).
 TRAIN_SETS = ("stsb", "sick", "nli", "allnli", "snli", "multinli")
 #: The named sets that carry similarity scores (SICK carries entailment labels too).
 SCORE_SETS = ("stsb", "sick")

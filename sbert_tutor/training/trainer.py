@@ -60,6 +60,8 @@ from sbert_tutor.training.schedules import make_scheduler, warmup_steps_for
 
 logger = logging.getLogger(__name__)
 
+#: An evaluation during training: ``encoder -> {metric: value}``, e.g. an
+#: :class:`~sbert_tutor.training.evaluator.STSEvaluator`.
 Evaluator = Callable[[Any], dict[str, float]]
 
 #: Compute capability from which ``amp="auto"`` trains in bf16 (Ampere: A100, A10, L4, H100, ...).
@@ -149,8 +151,8 @@ class Trainer:
         evaluator: ``encoder -> {metric: value}``, e.g. :class:`~sbert_tutor.training.STSEvaluator`.
         text_columns, label_column: choose the columns of a table explicitly.
 
-    After construction, :attr:`optimizer`, :attr:`scheduler`, :attr:`total_steps` and
-    :attr:`warmup_steps` are set; :meth:`train` runs (or continues) training.
+    After construction, ``optimizer``, ``scheduler``, ``total_steps`` and
+    ``warmup_steps`` are set; :meth:`train` runs (or continues) training.
     """
 
     def __init__(
@@ -309,7 +311,7 @@ class Trainer:
     def train(
         self, resume_from: str | Path | None = None, until_step: int | None = None
     ) -> TrainingRecord:
-        """Train until :attr:`total_steps` (or ``until_step``) and return the record.
+        """Train until ``total_steps`` (or ``until_step``) and return the record.
 
         Args:
             resume_from: a checkpoint (folder or file, or a folder of checkpoints: the newest)

@@ -306,5 +306,5 @@ def feature_variants(
     feature_sets: Sequence[Sequence[str]],
 ) -> dict[str, tuple[str, dict[str, Any]]]:
     """One softmax variant per feature set, named like ``"(u, v, |u-v|)"``: the ``variants``
-    of :func:`train_variants` and :func:`~sbert_tutor.book.seeds.seeded_variants`."""
+    of :func:`~sbert_tutor.book.seeds.seeded_variants`."""
     return {feature_label(fs): ("softmax", {"features": check_features(fs)}) for fs in feature_sets}

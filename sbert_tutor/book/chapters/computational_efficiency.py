@@ -323,6 +323,7 @@ def plot_throughput_by_length(table: pd.DataFrame, ax=None):
     return ax
 
 
+#: An encoder as the speed comparison calls it: ``(sentences, batch_size) -> [n, d] array``.
 EncodeFn = Callable[[Sequence[str], int], np.ndarray]
 
 

@@ -57,7 +57,7 @@ def retrieve_then_rerank(k: int = 100, top: int = 10) -> Figure:
 def plot_first_relevant_rank(ranks: pd.Series, top_k: int = 10, ax=None, label: str | None = None):
     """How many queries find their first relevant passage at rank 1, 2, ..., ``top_k`` or later.
 
-    ``ranks``: :func:`sbert_tutor.evaluation.retrieval.first_relevant_ranks` (NaN = not
+    ``ranks``: :func:`first_relevant_ranks` (NaN = not
     retrieved). The last bar counts queries with no relevant passage in the top ``top_k``.
     """
     ax = new_axes(ax, figsize=(7, 3.5))
