@@ -2,7 +2,7 @@ r"""What each profile costs, before a reader presses run: minutes and GPU memory
 
 :func:`cost_table` has one row per chapter and profile (``quick``, ``t4``, ``paper``): what the
 chapter trains and evaluates (read from :mod:`sbert_tutor.book.sizes`), the estimated minutes on
-two CPU cores, a T4 and an H100, the peak GPU memory, whether it fits a T4 (10 minutes and 15 GB
+a 2-core CPU, a T4 and an H100, the peak GPU memory, whether it fits a T4 (10 minutes and 15 GB
 a chapter; 90 minutes the book), and the **basis** of each figure:
 
 * ``measured: CI chapter times`` -- the CPU column of the quick profile is CI's own time for the

@@ -88,7 +88,7 @@ def _clean(text: Any, what: str) -> str:
     if "\t" in value or "\n" in value or "\r" in value:
         raise DataFileError(
             f"{what} from {HUB_ID} contains a tab or line break, so it cannot be stored as a "
-            f"tab-separated line; set {DATA_ENV}=/path/to/data to use the project's data folder."
+            f"tab-separated line; set {DATA_ENV}=/path/to/data to read local copies of the data files instead."
         )
     return value
 
