@@ -198,12 +198,20 @@ def _stand_ins(pairs: list[str], folder: Path) -> dict[str, str]:
 
 
 def run_chapters(
-    notebooks: list[Path], timeout: float, stand_ins: list[str] | None = None
+    notebooks: list[Path],
+    timeout: float,
+    stand_ins: list[str] | None = None,
+    profile: str | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Run each chapter as a script in a fresh process: seconds, outcome, peak GPU memory."""
+    """Run each chapter as a script in a fresh process: seconds, outcome, peak GPU memory.
+
+    ``profile`` is set in the chapters' environment only; this process's own is left as it was.
+    """
     chapters: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        if profile is not None:
+            env["SBERT_TUTOR_PROFILE"] = profile
         env.update(_stand_ins(stand_ins or [], Path(tmp) / "models"))
         for notebook in notebooks:
             script = Path(tmp) / f"{notebook.stem}.py"
@@ -280,11 +288,10 @@ def main(argv: list[str] | None = None) -> int:
         text = Path(args.log).read_text(encoding="utf-8", errors="replace")
         chapters, source = parse_durations(text), f"pytest --durations log {args.log}"
     else:
-        os.environ["SBERT_TUTOR_PROFILE"] = profile
         wanted = args.chapters or expected  # a subset is an incomplete run
         notebooks = [book / f"{stem}.ipynb" for stem in wanted]
         gpu = _gpu_name()
-        chapters = run_chapters(notebooks, args.timeout, args.stand_in)
+        chapters = run_chapters(notebooks, args.timeout, args.stand_in, profile)
         source = "benchmarks/chapter_times.py run" + (
             f" (stand-ins: {', '.join(args.stand_in)})" if args.stand_in else ""
         )

@@ -155,3 +155,34 @@ def real_sentences() -> list[str]:
             break
     long = [" ".join(passages[i : i + 5]) for i in range(0, 25, 5)]
     return short + long
+
+
+#: Settings a test may change only through ``monkeypatch`` (which puts them back): every notebook
+#: pytest runs after the unit tests inherits this process's environment, so a setting left behind
+#: (a profile, a data or model folder) would silently change what the chapters run.
+GUARDED_ENV = ("SBERT_TUTOR_", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def _guarded_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith(GUARDED_ENV)}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.stash_env = _guarded_env()  # before any fixture runs
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when != "teardown" or not hasattr(item, "stash_env"):
+        return  # checked once every fixture (monkeypatch too) has been torn down
+    before, after = item.stash_env, _guarded_env()
+    if after != before:
+        changed = sorted(set(before.items()) ^ set(after.items()))
+        os.environ.update(before)
+        for key in set(after) - set(before):
+            del os.environ[key]
+        report = outcome.get_result()
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid} left the environment changed {changed}: use monkeypatch"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -104,8 +105,11 @@ def test_run_times_each_chapter_in_its_own_process(ct, tmp_path, monkeypatch):
         ("02_b", "raise ValueError('boom')"),
     )
     out = tmp_path / "gpu.json"
+    monkeypatch.setenv("SBERT_TUTOR_PROFILE", "quick")
     code = ct.main(["run", "--book", str(book), "--profile", "t4", "--out", str(out), "--allow-incomplete", "--timeout", "120"])
     assert code == 0
+    # the chapters ran under t4; this process (and every notebook pytest runs after it) keeps quick
+    assert os.environ["SBERT_TUTOR_PROFILE"] == "quick"
     record = json.loads(out.read_text())
     assert record["profile"] == "t4" and not record["complete"]
     assert record["chapters"]["01_a"]["outcome"] == "passed"
