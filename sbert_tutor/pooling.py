@@ -4,16 +4,17 @@ Given the last-layer token embeddings :math:`H \in \mathbb{R}^{T \times d}` of a
 attention mask :math:`m \in \{0, 1\}^T` (1 = real token, 0 = padding), with :math:`n = \sum_t m_t`
 real tokens:
 
-* ``mean``: :math:`u = \frac{\sum_t m_t H_t}{\max(n, \epsilon)}` — padding never enters the
-  average, and the clamp keeps an all-padding row finite.
-* ``max``: :math:`u_j = \max_{t: m_t = 1} H_{tj}` — padding is set to :math:`-\infty` first.
+* ``mean``: :math:`u = \frac{\sum_t m_t H_t}{\max(n,\ 10^{-9})}` — padding never enters the
+  average, and the clamp keeps an all-padding row finite (:func:`mean_pool`).
+* ``max``: :math:`u_j = \max_{t: m_t = 1} H_{tj}` — padding is set to :math:`-\infty` first
+  (:func:`max_pool`).
 * ``cls``: :math:`u = H_{t_0}`, the first real token (``[CLS]`` for BERT; :math:`t_0 = 0` unless the
-  tokenizer pads on the left).
+  tokenizer pads on the left; :func:`cls_pool`).
 
 The SBERT paper uses these three. sentence-transformers offers three more, for models trained
 with them:
 
-* ``mean_sqrt_len_tokens``: :math:`u = \frac{\sum_t m_t H_t}{\sqrt{\max(n, \epsilon)}}`.
+* ``mean_sqrt_len_tokens``: :math:`u = \frac{\sum_t m_t H_t}{\sqrt{\max(n,\ 10^{-9})}}`.
 * ``weightedmean``: :math:`u = \frac{\sum_t w_t m_t H_t}{\sum_t w_t m_t}` with position weights
   :math:`w_t = t - t_0 + 1` (later tokens weigh more; used by causal models such as SGPT).
 * ``lasttoken``: :math:`u = H_{t_1}`, the last real token (decoder-style embedding models).
@@ -80,12 +81,33 @@ def _exclude_prompt(mask: torch.Tensor, prompt_length: int) -> torch.Tensor:
     return mask.masked_fill(positions < start + prompt_length, 0)
 
 
-def _one(
+def cls_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``cls``: each row's first real token (``[CLS]`` for BERT), ``[batch, T, d] -> [batch, d]``."""
+    first = _first_real(mask).view(-1, 1, 1).expand(-1, 1, hidden.size(-1))
+    return hidden.gather(1, first).squeeze(1)
+
+
+def max_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``max``: the largest value of each dimension over the real tokens; padding is ``-inf``."""
+    masked = hidden.masked_fill(mask.unsqueeze(-1) == 0, float("-inf"))
+    pooled = masked.max(dim=1).values
+    # A row with no real token would be -inf everywhere; give it zeros instead of infinities.
+    return torch.where(torch.isinf(pooled), torch.zeros_like(pooled), pooled)
+
+
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``mean``: the sum of the real tokens' vectors over their count (padding weighs 0)."""
+    acc = torch.promote_types(hidden.dtype, torch.float32)  # sum in float32 at least
+    weights = mask.unsqueeze(-1).to(acc)  # m_t, as [batch, T, 1]
+    summed = (hidden.to(acc) * weights).sum(dim=1)  # sum_t m_t H_t
+    count = weights.sum(dim=1).clamp(min=1e-9)  # max(sum_t m_t, 1e-9)
+    return (summed / count).to(hidden.dtype)
+
+
+def _sentence_transformers_only(
     hidden: torch.Tensor, mask: torch.Tensor, full_mask: torch.Tensor, mode: str
 ) -> torch.Tensor:
-    if mode == "cls":
-        index = _first_real(mask).view(-1, 1, 1).expand(-1, 1, hidden.size(-1))
-        return hidden.gather(1, index).squeeze(1)
+    """``lasttoken``, ``weightedmean`` and ``mean_sqrt_len_tokens`` (module docstring)."""
     if mode == "lasttoken":
         last = mask.size(1) - 1 - mask.flip(1).to(torch.int32).argmax(dim=1)
         index = last.view(-1, 1, 1).expand(-1, 1, hidden.size(-1))
@@ -94,11 +116,6 @@ def _one(
     # Sums in float32 at least, so half-precision models do not overflow.
     acc = torch.promote_types(hidden.dtype, torch.float32)
     weights = mask.unsqueeze(-1).to(acc)
-    if mode == "max":
-        masked = hidden.masked_fill(weights == 0, float("-inf"))
-        pooled = masked.max(dim=1).values
-        # A row with no real token would be -inf everywhere; give it zeros instead of infinities.
-        return torch.where(torch.isinf(pooled), torch.zeros_like(pooled), pooled)
     if mode == "weightedmean":
         positions = torch.arange(1, hidden.size(1) + 1, device=hidden.device, dtype=acc)
         offset = _first_real(full_mask).to(acc).view(-1, 1, 1)
@@ -108,6 +125,15 @@ def _one(
     if mode == "mean_sqrt_len_tokens":
         total = total.sqrt()
     return (summed / total).to(hidden.dtype)
+
+
+def _one(
+    hidden: torch.Tensor, mask: torch.Tensor, full_mask: torch.Tensor, mode: str
+) -> torch.Tensor:
+    paper = {"cls": cls_pool, "max": max_pool, "mean": mean_pool}
+    if mode in paper:
+        return paper[mode](hidden, mask)
+    return _sentence_transformers_only(hidden, mask, full_mask, mode)
 
 
 def pool(

@@ -6,12 +6,17 @@ A bi-encoder (SBERT) runs the transformer :math:`n` times and then compares embe
 cosine matrix, :math:`n(n-1)/2` dot products of dimension :math:`d` — still quadratic, but each
 step is a few nanoseconds instead of milliseconds.
 
-We *measure* three rates on the current machine — cross-encoder pairs/s, bi-encoder sentences/s,
-cosine pairs/s — and extrapolate:
+We *measure* three rates on the hardware a run has — cross-encoder pairs/s, bi-encoder
+sentences/s, cosine pairs/s — and extrapolate:
 
 .. math::
     t_\text{cross}(n) = \frac{n(n-1)/2}{r_\text{pair}}, \qquad
     t_\text{bi}(n) = \frac{n}{r_\text{sent}} + \frac{n(n-1)/2}{r_\text{cos}}.
+
+Every rate counts what the formulas divide: :math:`r_\text{pair}` and :math:`r_\text{cos}` are both
+*distinct pairs* per second. The cosine rate is timed as the method that finds the most similar
+pair, one :math:`n \times n` matrix product and its maximum; that product computes :math:`n^2`
+entries, but it settles only the :math:`n(n-1)/2` distinct pairs, so those are what it counts.
 
 The cross-encoder is the same BERT fed the pair ``[CLS] s1 [SEP] s2 [SEP]`` with a one-logit head;
 its timing does not depend on whether the head was trained, so a fresh head is used.
@@ -41,7 +46,8 @@ from sbert_tutor.encoder import SentenceEncoder
 
 @dataclass(frozen=True)
 class CostRates:
-    """Measured throughput on one machine (median over repeats)."""
+    """Measured throughput on one machine (median over repeats): pairs scored by the cross-encoder,
+    sentences encoded, and distinct pairs compared by one cosine-matrix product, per second."""
 
     cross_pairs_per_s: float
     bi_sentences_per_s: float
@@ -109,6 +115,10 @@ def measure_rates(
         encoder: a :class:`~sbert_tutor.encoder.SentenceEncoder` (its transformer is reused).
         sentences1, sentences2: the pairs the cross-encoder scores.
         n_sentences: how many sentences the bi-encoder encodes (taken from both sides).
+
+    Returns:
+        :class:`CostRates`; ``cosine_pairs_per_s`` counts the :math:`n(n-1)/2` distinct pairs of
+        the ``n_sentences`` sentences that one timed cosine-matrix product compares.
     """
     score = cross_encoder_like(encoder)
     score(sentences1[:batch_size], sentences2[:batch_size], batch_size)  # warm-up
@@ -121,7 +131,9 @@ def measure_rates(
     emb = torch.from_numpy(encoder.encode(pool, batch_size=batch_size, normalize_embeddings=True)).to(
         encoder.device
     )
-    cos = _median_rate(lambda: (emb @ emb.T).max(), len(pool) * len(pool), repeats)
+    # the product computes n^2 entries, but it settles n(n-1)/2 distinct pairs, which is what
+    # extrapolate divides by this rate
+    cos = _median_rate(lambda: (emb @ emb.T).max(), pair_count(len(pool)), repeats)
     return CostRates(cross, bi, cos, batch_size, len(sentences1), len(pool), str(encoder.device))
 
 
@@ -199,13 +211,13 @@ def plot_cost_curves(table: pd.DataFrame, claim: Mapping[str, float] | None = No
         table["n"],
         table["cross_encoder_s"],
         "o-",
-        label="cross-encoder (measured here, extrapolated)",
+        label="cross-encoder (this run, extrapolated)",
     )
     ax.loglog(
         table["n"],
         table["bi_encoder_s"],
         "s-",
-        label="bi-encoder / SBERT (measured here, extrapolated)",
+        label="bi-encoder / SBERT (this run, extrapolated)",
     )
     for text, seconds in _SECONDS.items():
         ax.axhline(seconds, color="grey", lw=0.5, ls=":")

@@ -11,6 +11,7 @@ constant                                     source                             
 :data:`SBERT_COST_CLAIM`                     SBERT paper, section 1                   2, 13
 :data:`TANEJA_COST_CLAIM`                    Taneja et al. (2023), section I          2
 :data:`SBERT_TABLE1`                         SBERT paper, Table 1                     3
+:data:`SBERT_TABLE6_POOLING`                 SBERT paper, Table 6                     3
 :data:`SBERT_TABLE5`, :data:`SUPMPN_TABLE3`  SBERT paper, Table 5; SupMPN, Table 3    3b
 :data:`MSMARCO_PUBLISHED`                    SBERT.net documentation                  5
 :data:`SBERT_TABLE6_CONCAT`                  SBERT paper, Table 6                     6
@@ -40,6 +41,7 @@ from typing import Any
 
 import pandas as pd
 
+from sbert_tutor.data.sts import DISPLAY_NAMES
 from sbert_tutor.losses import check_features, feature_label
 from sbert_tutor.results import Result
 
@@ -116,6 +118,16 @@ SBERT_TABLE1: dict[str, tuple[float, ...]] = {
 }
 SBERT_TABLE1_SOURCE = SBERT.at("Table 1")
 
+#: SBERT paper, Table 6 (pooling ablation): Spearman x100 of cosine on the STSb **dev** set, for
+#: SBERT-base *trained* with each pooling: on NLI with the classification objective (first
+#: value) and on STSb train with the regression objective (second value).
+SBERT_TABLE6_POOLING: dict[str, tuple[float, float]] = {
+    "mean": (80.78, 87.44),
+    "max": (79.07, 69.92),
+    "cls": (79.80, 86.62),
+}
+SBERT_TABLE6_SOURCE = SBERT.at("Table 6")
+
 
 # ------------------------------------------------------------------ chapter 3b: transfer tasks
 #: SBERT paper Table 5: accuracy x100 on the SentEval tasks MR, CR, SUBJ, MPQA, SST2, TREC, MRPC
@@ -143,8 +155,10 @@ SUPMPN_TABLE3_SOURCE = SUPMPN.at("Table 3")
 
 
 def sts_table(rows: dict[str, tuple[float, ...]], source: Source) -> PublishedTable:
-    """A published seven-task STS table (rows: models; columns :data:`STS_COLUMNS`)."""
-    frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(STS_COLUMNS))
+    """A published seven-task STS table (rows: models; columns :data:`STS_COLUMNS`, shown with the
+    task names the evaluator's tables use: ``STS12`` ... ``SICK-R``, then ``avg``)."""
+    columns = [DISPLAY_NAMES.get(c, c) for c in STS_COLUMNS]
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=columns)
     frame.index.name = "model"
     return PublishedTable(table=frame, note=f"{source} (published)", source=source)
 

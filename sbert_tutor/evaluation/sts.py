@@ -8,7 +8,8 @@ STS12-16 consist of several subsets. Papers aggregate them in three ways (SentEv
 
 * ``all``: concatenate the subsets and compute one correlation (SBERT and SimCSE report this);
 * ``mean``: the plain average of per-subset correlations;
-* ``wmean``: the average weighted by subset size :math:`n_k`: :math:`\sum_k n_k \rho_k / \sum_k n_k`.
+* ``wmean``: the average weighted by subset size :math:`M_k` (the pairs of subset :math:`k`):
+  :math:`\sum_k M_k \rho_k / \sum_k M_k`.
 
 Single-set tasks (STSb, SICK-R) give the same value under all three. The result always says which
 aggregation a number is.
@@ -71,6 +72,21 @@ def correlations(predicted: np.ndarray, gold: np.ndarray) -> tuple[float, float]
     return 100.0 * float(spearmanr(predicted, gold)[0]), 100.0 * float(pearsonr(predicted, gold)[0])
 
 
+def aggregate(
+    overall: float, per_subset: Sequence[float], sizes: Sequence[int]
+) -> dict[str, float]:
+    """The three aggregations of one task (module docstring): ``all`` is the correlation over the
+    concatenated subsets, ``mean`` the plain average of the subsets' values, ``wmean`` their
+    average weighted by the subsets' pair counts."""
+    values = np.asarray(per_subset, dtype=np.float64)  # rho_k
+    weights = np.asarray(sizes, dtype=np.float64)  # M_k
+    return {
+        "all": float(overall),
+        "mean": float(values.mean()),
+        "wmean": float((values * weights).sum() / weights.sum()),
+    }
+
+
 def score_pairs(data: STSData, predicted: np.ndarray) -> dict[str, Any]:
     """Correlations of ``predicted`` similarities with ``data.scores``, per subset and aggregated.
 
@@ -85,19 +101,17 @@ def score_pairs(data: STSData, predicted: np.ndarray) -> dict[str, Any]:
         per_subset[name] = {"spearman": rho, "pearson": r, "n": int(mask.sum())}
     rho_all, r_all = correlations(predicted, data.scores)
     block: dict[str, Any] = {"spearman": {}, "pearson": {}, "n": len(data), "subsets": per_subset}
-    sizes = np.array([v["n"] for v in per_subset.values()], dtype=np.float64)
+    sizes = [v["n"] for v in per_subset.values()]
     # From the hub, STS12-16 have no subset labels: mean/wmean cannot be computed honestly.
     unknown = data.name in STS_YEARS and data.subset_names == ["all"]
     for metric, overall in (("spearman", rho_all), ("pearson", r_all)):
-        values = np.array([v[metric] for v in per_subset.values()])
         block[metric]["all"] = overall
         if data.name not in STS_YEARS:
             block[metric]["mean"] = block[metric]["wmean"] = overall
         elif unknown:
             block[metric]["mean"] = block[metric]["wmean"] = float("nan")
         else:
-            block[metric]["mean"] = float(values.mean())
-            block[metric]["wmean"] = float((values * sizes).sum() / sizes.sum())
+            block[metric] = aggregate(overall, [v[metric] for v in per_subset.values()], sizes)
     return block
 
 

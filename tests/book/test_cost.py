@@ -46,7 +46,12 @@ def test_humanize():
 
 def test_measure_rates_counts_what_each_timed_call_did(tiny_bert, monkeypatch):
     """Each rate is items / the median seconds of one call: pairs scored by the cross-encoder,
-    sentences encoded, entries of the cosine matrix (every timed call takes 2 s here)."""
+    sentences encoded, and the n(n-1)/2 distinct pairs of the n sentences whose cosine matrix was
+    timed (every timed call takes 2 s here).
+
+    The cosine rate once counted all n * n entries of the matrix, but extrapolate divides the
+    n(n-1)/2 distinct pairs by it: the extrapolated cosine time was half that of the product the
+    run had timed. Counting distinct pairs here makes both sides of that division the same unit."""
     import sbert_tutor.book.cost as cost
 
     model, tokenizer = tiny_bert
@@ -58,7 +63,11 @@ def test_measure_rates_counts_what_each_timed_call_did(tiny_bert, monkeypatch):
     assert rates.n_pairs_timed == 8 and rates.n_sentences_timed == 10
     assert rates.cross_pairs_per_s == 8 / 2.0
     assert rates.bi_sentences_per_s == 10 / 2.0
-    assert rates.cosine_pairs_per_s == 10 * 10 / 2.0
+    assert rates.cosine_pairs_per_s == (10 * 9 / 2) / 2.0
+    # the extrapolation at the timed n gives back the timed call's 2 s (plus encoding)
+    row = extrapolate(rates, [10]).iloc[0]
+    assert row["bi_encoder_cosine_s"] == pytest.approx(2.0)
+    assert row["cross_encoder_s"] == pytest.approx(45 / (8 / 2.0))
 
 
 def test_cross_encoder_like_scores_each_pair_as_one_input(tiny_bert):

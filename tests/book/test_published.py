@@ -105,6 +105,13 @@ def test_other_tables_equal_their_transcription():
         np.testing.assert_allclose(ours[name], values, atol=1e-12, err_msg=name)
 
 
+def test_table6_pooling_rows_equal_their_transcription():
+    rows = _read("sbert2019_table6_pooling.tsv")
+    assert {row[0]: (float(row[2]), float(row[3])) for row in rows} == (
+        published.SBERT_TABLE6_POOLING
+    )
+
+
 TRANSFER_TABLES = [
     ("SBERT_TABLE5", "sbert2019_table5.tsv"),
     ("SUPMPN_TABLE3", "dehghan2022_table3.tsv"),
@@ -220,6 +227,14 @@ def test_sbert_numbers_match_the_paper_text():
         assert f"{value}\t-" in ablation, value
     for _, label, cpu, gpu in _read("sbert2019_table7.tsv"):
         assert f"{label}\t{cpu}\t{gpu}" in notes, label
+
+
+@needs_papers
+def test_table6_pooling_rows_are_in_the_paper_text():
+    notes = _paper_text("sbert_paper_notes_korean.txt")
+    ablation = notes[notes.index("Pooling Strategy") : notes.index("Concatenation")]
+    for _, label, nli, stsb in _read("sbert2019_table6_pooling.tsv"):
+        assert f"{label}\t{nli}\t{stsb}" in ablation, label
 
 
 @needs_papers

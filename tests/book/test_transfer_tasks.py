@@ -50,7 +50,8 @@ def test_recorded_runs_beside_published_and_their_difference():
         "results": {t: {"acc": 79.5 + i} for i, t in enumerate(book.TASK_COLUMNS)},
     }
     table = book.beside_published(ours, senteval)
-    assert table.index[0] == "all-MiniLM-L6-v2 (recorded full run)"
+    assert table.index[0] == "all-MiniLM-L6-v2 (recorded run: sbert-tutor)"
+    assert table.index[1] == "all-MiniLM-L6-v2 (recorded run: SentEval engine)"
     assert table.iloc[0]["avg"] == pytest.approx(83.0)  # mean of 80..86
     assert table.iloc[1]["kind"] == "SentEval's engine, same embeddings"
     assert len(table) == 2 + len(published.SBERT_TABLE5) + len(published.SUPMPN_TABLE3)
@@ -63,6 +64,43 @@ def test_recorded_runs_beside_published_and_their_difference():
     # recorded before the profiles were quick, t4 and paper: said so, not shown as a profile
     assert how["profile"].startswith("full (a retired profile name")
     assert "rt-polarity.pos: ffffffffffff" in how["data files (sha256)"]
+
+
+def test_a_run_that_finished_some_tasks_has_no_seven_task_average():
+    """SentEval's engine finished 4 of the 7 tasks: its row must not share a label with the full
+    run, must not print a 4-task mean in the column of 7-task means, and the difference table
+    compares means over the same tasks only (the old table printed 82.76 - 81.00 = 1.76)."""
+    ours = _ours()
+    finished = ("CR", "SST2", "TREC", "MRPC")
+    senteval = {
+        "model": ours["model"],
+        "results": {t: {"acc": 80.0 + book.TASK_COLUMNS.index(t) - 0.25} for t in finished},
+    }
+    table = book.beside_published(ours, senteval)
+    assert (
+        table.index[1] == "all-MiniLM-L6-v2 (recorded run: SentEval engine, CR/SST2/TREC/MRPC only)"
+    )
+    assert table.index[0] != table.index[1]
+    assert np.isnan(table.iloc[1]["avg"]) and np.isnan(table.iloc[1]["MR"])
+    assert table.iloc[0]["avg"] == pytest.approx(83.0)
+    diff = book.ours_minus_senteval(ours, senteval)
+    assert list(diff.index) == [*finished, "avg of the 4 common tasks"]
+    np.testing.assert_allclose(diff["difference"], 0.25)
+    assert diff.loc["avg of the 4 common tasks", "sbert-tutor"] == pytest.approx(
+        np.mean([80.0 + book.TASK_COLUMNS.index(t) for t in finished])
+    )
+
+
+def test_the_recorded_runs_compare_on_the_tasks_both_finished():
+    """On the committed files: the engine's row has no average, and over the common tasks the two
+    runs agree to SentEval's two printed decimals."""
+    ours = recorded_results(book.RECORDED_RUN)
+    senteval = recorded_results(book.RECORDED_SENTEVAL)
+    table = book.beside_published(ours, senteval)
+    engine = table[table["kind"] == "SentEval's engine, same embeddings"].iloc[0]
+    assert np.isnan(engine["avg"])
+    diff = book.ours_minus_senteval(ours, senteval)
+    assert (diff["difference"].abs() < 0.005).all()
 
 
 def test_chapter_sizes_per_profile():
@@ -97,6 +135,10 @@ def test_experiment_encodes_once_per_pooling(tiny_bert, monkeypatch):
     wide = book.experiment_wide(frame)
     assert isinstance(wide, pd.DataFrame) and list(wide.columns) == ["CR"] and len(wide) == 4
     assert (frame["mean_norm"] > 0).all()
+    record = frame.attrs["provenance"]
+    assert record["profile"] == "quick" and record["data_sources"].keys() == {"cr"}
+    assert record["variants"] == ["mean, normalised", "mean, raw", "cls, normalised", "cls, raw"]
+    assert any(f.endswith("custrev.pos") for f in record["data_files"])
 
 
 def test_recorded_senteval_engine_file_loads_beside_published():

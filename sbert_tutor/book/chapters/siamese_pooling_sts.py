@@ -5,6 +5,9 @@
 the anisotropy (:func:`sbert_tutor.analysis.anisotropy`) of each; :func:`cosine_groups` collects
 the cosines of gold-similar, gold-dissimilar and random pairs for a histogram.
 
+:func:`pooling_beside_paper` sets that swap beside the SBERT paper's own pooling ablation (Table 6),
+where each pooling was *trained*.
+
 Figures: :func:`plot_pooling`, :func:`plot_cosine_histograms`, :func:`plot_sts_tasks`.
 """
 
@@ -17,6 +20,7 @@ import pandas as pd
 
 from sbert_tutor.analysis import anisotropy, random_pair_cosines
 from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.published import SBERT_TABLE6_POOLING, SBERT_TABLE6_SOURCE
 from sbert_tutor.data import STSData, load_sts
 from sbert_tutor.embedding import Encoder
 from sbert_tutor.encoder import SentenceEncoder
@@ -134,3 +138,28 @@ def cosine_groups(
         f"gold <= {low:g}": predicted[data.scores <= low],
         "random pairs": random_pair_cosines(encoder.encode(sentences), n_random, seed),
     }
+
+
+def pooling_beside_paper(table: pd.DataFrame, model: str = "all-MiniLM-L6-v2") -> pd.DataFrame:
+    """:func:`compare_pooling`'s Spearman per pooling beside SBERT's Table 6 pooling rows.
+
+    The columns say what differs: this run swaps the pooling of one model trained with mean
+    pooling and scores STSb test; the paper trains a model with each pooling and scores STSb dev.
+    ``frame.attrs["source"]`` names the paper's table.
+    """
+    ours = table.set_index("pooling")["spearman"]
+    paper = {mode: SBERT_TABLE6_POOLING.get(mode, (np.nan, np.nan)) for mode in ours.index}
+    frame = pd.DataFrame(
+        {
+            f"this run: {model} (mean-trained), pooling swapped; STSb test": ours,
+            "published: SBERT-NLI-base trained with it; STSb dev": {
+                mode: nli for mode, (nli, _) in paper.items()
+            },
+            "published: SBERT-STSb-base trained with it; STSb dev": {
+                mode: stsb for mode, (_, stsb) in paper.items()
+            },
+        }
+    )
+    frame.index.name = "pooling"
+    frame.attrs["source"] = str(SBERT_TABLE6_SOURCE)
+    return frame

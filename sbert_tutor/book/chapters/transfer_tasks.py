@@ -89,14 +89,30 @@ def task_overview(tasks: Sequence[str] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("task")
 
 
-def _accuracy_row(record: Mapping[str, Any]) -> dict[str, float]:
+def _task_accuracies(record: Mapping[str, Any]) -> dict[str, float]:
+    """A recorded run's accuracy per task it finished, in :data:`TASK_COLUMNS` order."""
     if "table" in record:  # sbert-tutor eval-transfer --json
         by_task = {row["task"]: row["accuracy"] for row in record["table"]}
     else:  # benchmarks/senteval_reference.py --json
         by_task = {task: out["acc"] for task, out in record["results"].items()}
-    row = {task: float(by_task[task]) for task in TASK_COLUMNS if task in by_task}
-    row["avg"] = float(np.mean(list(row.values())))
+    return {task: float(by_task[task]) for task in TASK_COLUMNS if task in by_task}
+
+
+def _accuracy_row(record: Mapping[str, Any]) -> dict[str, float]:
+    """The run's accuracies and ``avg``, the seven-task mean the published rows print; ``NaN``
+    when the run did not finish all seven (a mean of fewer tasks is another number)."""
+    row = _task_accuracies(record)
+    row["avg"] = float(np.mean(list(row.values()))) if len(row) == len(TASK_COLUMNS) else np.nan
     return row
+
+
+def _run_label(record: Mapping[str, Any], engine: str) -> str:
+    """``all-MiniLM-L6-v2 (recorded run: SentEval engine, CR/SST2/TREC/MRPC only)``: the model,
+    which engine made the run, and the tasks it finished when it did not finish all seven."""
+    model = record.get("model", "model").rsplit("/", 1)[-1]
+    tasks = list(_task_accuracies(record))
+    only = "" if len(tasks) == len(TASK_COLUMNS) else f", {'/'.join(tasks)} only"
+    return f"{model} (recorded run: {engine}{only})"
 
 
 def beside_published(
@@ -106,21 +122,23 @@ def beside_published(
 ) -> pd.DataFrame:
     """Our recorded run, SentEval's engine on the same embeddings, and the published rows.
 
-    Columns: the seven tasks and ``avg`` (accuracy x100; MRPC accuracy, not F1), ``kind``.
+    Columns: the seven tasks and ``avg`` (accuracy x100; MRPC accuracy, not F1), ``kind``. A run
+    that did not finish every task has no value for the others, no ``avg`` (the column holds
+    seven-task means), and its row label names the tasks it finished.
     """
     frames = []
     if ours is not None:
         frames.append(
             pd.DataFrame(
                 [{**_accuracy_row(ours), "kind": "this project: sbert-tutor eval-transfer"}],
-                index=[f"{ours.get('model', 'model').rsplit('/', 1)[-1]} (recorded full run)"],
+                index=[_run_label(ours, "sbert-tutor")],
             )
         )
     if senteval is not None:
         frames.append(
             pd.DataFrame(
                 [{**_accuracy_row(senteval), "kind": "SentEval's engine, same embeddings"}],
-                index=[f"{senteval.get('model', 'model').rsplit('/', 1)[-1]} (recorded full run)"],
+                index=[_run_label(senteval, "SentEval engine")],
             )
         )
     frames.append(published_transfer() if published is None else published)
@@ -137,33 +155,39 @@ def how_recorded_table(runs: Mapping[str, Mapping[str, Any] | None]) -> pd.DataF
 def ours_minus_senteval(
     ours: Mapping[str, Any] | None, senteval: Mapping[str, Any] | None
 ) -> pd.DataFrame | None:
-    """Per task: our accuracy, SentEval's engine's, and the difference (points); ``None`` when a
-    run is missing."""
+    """Per task both runs finished: our accuracy, SentEval's engine's, and the difference
+    (points), then their means over those same tasks (``avg of the N common tasks``); ``None``
+    when a run is missing."""
     if ours is None or senteval is None:
         return None
-    a, b = _accuracy_row(ours), _accuracy_row(senteval)
-    tasks = [t for t in (*TASK_COLUMNS, "avg") if t in a and t in b]
+    a, b = _task_accuracies(ours), _task_accuracies(senteval)
+    tasks = [t for t in TASK_COLUMNS if t in a and t in b]
+    mine = [a[t] for t in tasks]
+    theirs = [b[t] for t in tasks]
+    mine.append(float(np.mean(mine)))
+    theirs.append(float(np.mean(theirs)))
     return pd.DataFrame(
         {
-            "sbert-tutor": [a[t] for t in tasks],
-            "SentEval engine": [b[t] for t in tasks],
-            "difference": [a[t] - b[t] for t in tasks],
+            "sbert-tutor": mine,
+            "SentEval engine": theirs,
+            "difference": [x - y for x, y in zip(mine, theirs, strict=True)],
         },
-        index=pd.Index(tasks, name="task"),
+        index=pd.Index([*tasks, f"avg of the {len(tasks)} common tasks"], name="task"),
     )
 
 
-class _SharedEncoding:
-    """Encodes each sentence once without normalisation; views add the normalisation."""
+class SharedEncoding:
+    """Encodes each sentence once without normalisation; the normalised variant divides the same
+    vectors by their length (the experiment's two views of one pooling)."""
 
     def __init__(self, encoder: Any):
-        self.encoder = encoder
+        self.encoder = encoder  # a pooling of the model, built with normalize=False
         self.cache: dict[str, np.ndarray] = {}
 
     def encode(self, sentences: Sequence[str], normalize: bool, batch_size: int) -> np.ndarray:
         todo = [s for s in dict.fromkeys(sentences) if s not in self.cache]
         if todo:
-            new = self.encoder.encode(todo, batch_size=batch_size)  # built without normalisation
+            new = self.encoder.encode(todo, batch_size=batch_size)
             self.cache.update(zip(todo, new, strict=True))
         out = np.stack([self.cache[s] for s in sentences])
         if normalize:
@@ -172,7 +196,7 @@ class _SharedEncoding:
 
 
 class _View:
-    def __init__(self, shared: _SharedEncoding, normalize: bool):
+    def __init__(self, shared: SharedEncoding, normalize: bool):
         self.shared = shared
         self.normalize = normalize
 
@@ -193,15 +217,18 @@ def pooling_normalisation_experiment(
     normalisation (the protocol of :func:`sbert_tutor.evaluation.transfer.evaluate_transfer`,
     with the probe ``sizes.classifier``).
 
-    Each pooling's embeddings are computed once and normalised afterwards for the second variant.
-    Returns a tidy table: ``pooling``, ``normalised``, ``task``, ``accuracy``, ``mean_norm`` (the
-    average length of the unnormalised embeddings) and an ``avg`` row per variant.
+    Each pooling's embeddings are computed once and normalised afterwards for the second variant
+    (:class:`SharedEncoding`). Returns a tidy table: ``pooling``, ``normalised``, ``task``,
+    ``accuracy``, ``mean_norm`` (the average length of the unnormalised embeddings) and an ``avg``
+    row per variant. ``frame.attrs["provenance"]`` is the first evaluation's record (git,
+    hardware, data files and their sources, protocol), with the model as given and the variants.
     """
     from sbert_tutor.evaluation.transfer import evaluate_transfer
 
     rows = []
+    record: dict[str, Any] = {}
     for pooling in sizes.poolings:
-        shared = _SharedEncoding(encoder.with_pooling(pooling, normalize=False))
+        shared = SharedEncoding(encoder.with_pooling(pooling, normalize=False))
         for normalise in (True, False):
             result = evaluate_transfer(
                 _View(shared, normalise),
@@ -213,6 +240,7 @@ def pooling_normalisation_experiment(
                 show_progress=False,
                 classifier=sizes.classifier,
             )
+            record = record or dict(result.provenance)
             for row in result.table.itertuples():
                 rows.append(
                     {
@@ -226,7 +254,14 @@ def pooling_normalisation_experiment(
         for row in rows:
             if row["pooling"] == pooling:
                 row["mean_norm"] = float(norms.mean())
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    describe = getattr(encoder, "describe", None)
+    frame.attrs["provenance"] = {
+        **record,
+        "model": describe() if callable(describe) else None,
+        "variants": [f"{p}, {'normalised' if n else 'raw'}" for p in sizes.poolings for n in (1, 0)],
+    }
+    return frame
 
 
 def experiment_wide(frame: pd.DataFrame) -> pd.DataFrame:
