@@ -1,0 +1,62 @@
+"""Code on the page: show_source renders the library's own lines, and every chapter's
+show_source(...) names an object that exists."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from sbert_tutor.book.source import show_source, source_lines
+from sbert_tutor.losses import cosine_regression
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_source_is_the_function_as_written_and_can_drop_its_docstring():
+    import inspect
+
+    whole = source_lines(cosine_regression)
+    assert whole == inspect.getsource(cosine_regression).rstrip() + "\n"
+    bare = source_lines(cosine_regression, docstring=False)
+    assert cosine_regression.__doc__.strip().splitlines()[0] not in bare
+    assert bare.startswith("def cosine_regression(") and bare.rstrip().endswith(
+        whole.rstrip().splitlines()[-1].strip()
+    )
+    html = show_source(cosine_regression)._repr_html_()
+    assert "sbert_tutor/losses/regression.py" in html and "cosine_regression" in html
+
+
+def test_show_source_refuses_what_is_not_code():
+    with pytest.raises(TypeError, match="function, class or method"):
+        show_source(42)
+
+
+def _shown_names(path: Path) -> list[tuple[str, str]]:
+    """``(cell source, name)`` for every ``show_source(name...)`` call in a notebook."""
+    found = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code" or "show_source(" not in "".join(cell["source"]):
+            continue
+        code = "".join(cell["source"])
+        for node in ast.walk(ast.parse(code.replace("%", "#"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "show_source":
+                found.append((code, ast.unparse(node.args[0])))
+    return found
+
+
+@pytest.mark.parametrize("notebook", sorted(ROOT.glob("book/*.ipynb")), ids=lambda p: p.stem)
+def test_every_shown_block_names_an_existing_object(notebook):
+    """Resolves each name through the cell's own imports, as the chapter would."""
+    for code, name in _shown_names(notebook):
+        scope: dict = {}
+        imports = [
+            ast.unparse(node)
+            for node in ast.walk(ast.parse(code.replace("%", "#")))
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+        ]
+        exec("\n".join(imports), scope)  # noqa: S102 - the notebook's own import lines
+        obj = eval(name, scope)  # noqa: S307 - a dotted name from the notebook
+        assert source_lines(obj), (notebook.name, name)
