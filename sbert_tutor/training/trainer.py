@@ -306,7 +306,7 @@ class Trainer:
         scale = self.scaler.get_scale()
         self.scaler.step(self.optimizer)
         self.scaler.update()
-        return self.scaler.get_scale() >= scale
+        return self.scaler.get_scale() >= scale  # a lowered scale: inf/nan, the step was skipped
 
     # ------------------------------------------------------------------ the loop
     def train(
