@@ -39,6 +39,8 @@ def source_lines(obj: Any, docstring: bool = True) -> str:
     ):
         lines = text.splitlines()
         start, end = body[0].lineno - 1, body[0].end_lineno
+        while end < len(lines) and not lines[end].strip():  # the blank line a class leaves
+            end += 1
         text = "\n".join(lines[:start] + lines[end:])
     return text.rstrip() + "\n"
 

@@ -55,7 +55,7 @@ def feature_label(features: Sequence[str]) -> str:
 
 
 def feature_dim(d: int, features: Sequence[str] = DEFAULT_FEATURES) -> int:
-    r"""Width :math:`k \cdot d` of the concatenated pair features (``k = len(features)``).
+    r"""Width :math:`m \cdot d` of the concatenated pair features (``m = len(features)``).
 
     Args:
         d: Embedding dimension.
@@ -78,7 +78,7 @@ def feature_dim(d: int, features: Sequence[str] = DEFAULT_FEATURES) -> int:
 def concat_features(u: Tensor, v: Tensor, features: Sequence[str] = DEFAULT_FEATURES) -> Tensor:
     r"""Concatenate the pair features, in the order given.
 
-    .. math:: x_i = [\, f_1(u_i, v_i);\ \dots;\ f_k(u_i, v_i) \,],\qquad
+    .. math:: x_i = [\, f_1(u_i, v_i);\ \dots;\ f_m(u_i, v_i) \,],\qquad
         f \in \{u,\ v,\ |u - v|,\ u \ast v\}
 
     Args:
@@ -88,7 +88,7 @@ def concat_features(u: Tensor, v: Tensor, features: Sequence[str] = DEFAULT_FEAT
             (sentence-transformers always uses the order ``u, v, |u-v|, u*v``.)
 
     Returns:
-        Tensor of shape ``[N, k * d]``.
+        Tensor of shape ``[N, m * d]`` (``m = len(features)``).
 
     Inputs:
         ``u``, ``v``: ``[N, d]``.
@@ -105,15 +105,16 @@ def concat_features(u: Tensor, v: Tensor, features: Sequence[str] = DEFAULT_FEAT
 
 
 class SoftmaxClassifier(nn.Module):
-    r"""The SBERT classification head: one linear layer :math:`W \in \mathbb{R}^{C \times kd}`.
+    r"""The SBERT classification head: one linear layer :math:`z = W x + b`,
+    :math:`W \in \mathbb{R}^{k \times md}`, for :math:`k` classes and :math:`m` feature blocks.
 
-    Its ``forward`` takes the *already concatenated* features ``[N, k*d]`` (see
-    :func:`concat_features`) and returns logits ``[N, C]``; the softmax lives in the loss.
+    Its ``forward`` takes the *already concatenated* features ``[N, m*d]`` (see
+    :func:`concat_features`) and returns logits ``[N, k]``; the softmax lives in the loss.
 
     Args:
         embedding_dim: Embedding dimension ``d``.
-        num_labels: Number of classes ``C`` (3 for NLI).
-        features: The features it will be fed, which fixes ``in_features = k * d``.
+        num_labels: Number of classes ``k`` (3 for NLI).
+        features: The features it will be fed, which fixes ``in_features = m * d``.
 
     Example:
         >>> head = SoftmaxClassifier(4, num_labels=3)
@@ -159,9 +160,9 @@ def softmax_classification(
     Args:
         u: Premise embeddings.
         v: Hypothesis embeddings.
-        labels: Integer class ids :math:`y_i \in \{0, \dots, C-1\}`.
-        classifier: Maps ``[N, k*d]`` features to ``[N, C]`` logits, e.g. :class:`SoftmaxClassifier`
-            (or any ``nn.Linear(k*d, C)``).
+        labels: Integer class ids :math:`y_i \in \{0, \dots, k-1\}` for :math:`k` classes.
+        classifier: Maps ``[N, m*d]`` features (``m = len(features)``) to ``[N, k]`` logits, e.g.
+            :class:`SoftmaxClassifier` (or any ``nn.Linear(m*d, k)``).
         features: Which features to concatenate, in this order; any subset of
             ``("u", "v", "|u-v|", "u*v")`` (SBERT Table 6).
 
@@ -187,6 +188,19 @@ def softmax_classification(
         >>> loss.shape, bool(loss > 0)
         (torch.Size([]), True)
     """
+    features, labels = _check_classification_inputs(u, v, labels, classifier, features)
+    x = concat_features(u, v, features)  # x = [u; v; |u-v|] by default: [N, m*d]
+    logits = classifier(x)  # z = W x + b: [N, k]
+    _check_logits(logits, len(labels))
+    return F.cross_entropy(logits, labels.to(device=logits.device, dtype=torch.long))
+
+
+def _check_classification_inputs(
+    u: Tensor, v: Tensor, labels: Tensor, classifier: nn.Module, features: Sequence[str]
+) -> tuple[tuple[str, ...], Tensor]:
+    """The checks of :func:`softmax_classification`: known features, ``u`` and ``v`` of one shape
+    ``[N, d]``, one integer label per pair, and a classifier of the width the features give.
+    Returns the features as a tuple and the labels as a tensor."""
     features = check_features(features)
     n, d = check_same_2d(u=u, v=v)
     labels = torch.as_tensor(labels)
@@ -203,9 +217,12 @@ def softmax_classification(
             f"classifier expects {in_features} input features, but features={list(features)} with "
             f"d={d} give {len(features)} * {d} = {expected}."
         )
-    logits = classifier(concat_features(u, v, features))
+    return features, labels
+
+
+def _check_logits(logits: Tensor, n: int) -> None:
+    """The classifier's output must be logits of shape ``[N, k]``, one row per pair."""
     if logits.dim() != 2 or logits.shape[0] != n:
         raise ValueError(
-            f"classifier must return logits of shape [N, C] with N={n}, got {shape_of(logits)}."
+            f"classifier must return logits of shape [N, k] (k classes) with N={n}, got {shape_of(logits)}."
         )
-    return F.cross_entropy(logits, labels.to(device=logits.device, dtype=torch.long))

@@ -270,11 +270,13 @@ class Trainer:
         return None if tensor is None else tensor.to(self.device)
 
     def _train_step(self, batch: Sequence[int]) -> tuple[float, float | None, float]:
+        """One optimizer step on ``batch``: loss, gradient, clipping, AdamW, schedule.
+        Returns the loss, the gradient norm before clipping and the learning rate used."""
         if self.world > 1:
             batch = distributed.shard(batch, self.rank, self.world)
         rows = [self.examples.texts[i] for i in batch]
         lr = float(self.scheduler.get_last_lr()[0])
-        with self._autocast():
+        with self._autocast():  # mixed precision: fp16/bf16 where safe on CUDA, else fp32
             loss = self.model(rows, self._labels(batch))
         value = float(loss.detach())
         if not math.isfinite(value) and self.scaler is None:
@@ -282,30 +284,31 @@ class Trainer:
                 f"the loss is {value} at step {self.step + 1}: training diverged. Lower the "
                 "learning rate (lr=...), keep gradient clipping on, or check the labels."
             )
-        if self.scaler is not None:
+        if self.scaler is not None:  # fp16: scale the loss up so small gradients stay nonzero
             self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.optimizer)  # clipping and the record see true gradients
         else:
             loss.backward()
-        if self.scaler is not None:  # clipping and the recorded norm see the true gradients
-            self.scaler.unscale_(self.optimizer)
         if self.config.max_grad_norm is not None:
             grad_norm = clip_gradients(self.parameters, self.config.max_grad_norm)
         else:
             grad_norm = gradient_norm(self.parameters)
-        stepped = True
-        if self.scaler is not None:
-            scale = self.scaler.get_scale()
-            self.scaler.step(self.optimizer)
-            self.scaler.update()
-            # inf/nan gradients: the scaler skipped the step and lowered its scale; the schedule
-            # waits for the next real step
-            stepped = self.scaler.get_scale() >= scale
-        else:
-            self.optimizer.step()
-        if stepped:
+        if self._optimizer_step():
             self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         return value, grad_norm, lr
+
+    def _optimizer_step(self) -> bool:
+        """The AdamW step, through the gradient scaler under fp16. Returns ``False`` when the
+        scaler skipped it (inf/nan gradients; it lowers its scale instead): the schedule then
+        waits for the next real step."""
+        if self.scaler is None:
+            self.optimizer.step()
+            return True
+        scale = self.scaler.get_scale()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return self.scaler.get_scale() >= scale  # a lowered scale: inf/nan, the step was skipped
 
     # ------------------------------------------------------------------ the loop
     def train(

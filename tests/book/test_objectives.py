@@ -127,6 +127,25 @@ def test_target_scaling_table_other_score_range():
     assert table.loc["unit", "loss now"] == 0.0
 
 
+def test_schedule_plot_draws_the_rate_and_the_norm_against_the_clipping_line():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sbert_tutor.training import TrainingRecord
+
+    record = TrainingRecord()
+    for step, (lr, norm) in enumerate([(0.0, 3.0), (1e-4, 0.5), (5e-5, 0.4)], start=1):
+        record.log_step(step, step / 3, 1.0, lr, norm)
+    ax = regression_objective.plot_schedule_and_clipping(record, max_grad_norm=1.0)
+    assert list(ax.lines[0].get_ydata()) == [0.0, 1e-4, 5e-5]
+    right = [other for other in ax.figure.axes if other is not ax][0]
+    assert list(right.lines[0].get_ydata()) == [3.0, 0.5, 0.4]
+    assert list(right.lines[1].get_ydata()) == [1.0, 1.0]  # the clipping threshold
+    plt.close(ax.figure)
+
+
 # --------------------------------------------------------------------------- triplet margins
 def test_triplet_margin_sweep_worked_example():
     """Triplet 1: d(a, p) = 1, d(a, n) = 5 (gap -4); triplet 2: d(a, p) = 2, d(a, n) = 1 (gap +1)."""
@@ -176,6 +195,43 @@ def test_unit_vectors_euclidean_is_a_function_of_cosine():
         assert five.loc[distance, "mean loss"] == pytest.approx(5.0 + gap.mean(), abs=1e-5)
     cos = torch.cosine_similarity(a, p)
     assert torch.allclose((a - p).norm(dim=1), torch.sqrt(2 - 2 * cos), atol=1e-5)
+
+
+def test_margin_sweep_compares_the_chapters_two_distances_by_default():
+    """The chapter compares SBERT's Euclidean and the cosine distance, whatever other distances
+    the loss learns to accept."""
+    a, p, n = torch.eye(3)[:1], torch.eye(3)[1:2], torch.eye(3)[2:]
+    sweep = triplet_objective.triplet_margin_sweep(a, p, n, margins=[1.0])
+    assert sweep.table["distance"].tolist() == ["euclidean", "cosine"]
+
+
+# --------------------------------------------------------------------------- triplet gradients
+def test_triplet_gradients_by_hand_worked_example():
+    """a = 0, p = (1, 0) at distance 1, n = (0, 2) at distance 2: the hinge 1 - 2 + margin is
+    active at margin 1.5 and inactive (no gradient at all) at margin 0.5."""
+    a = torch.tensor([[0.0, 0.0]])
+    p = torch.tensor([[1.0, 0.0]])
+    n = torch.tensor([[0.0, 2.0]])
+    out = triplet_objective.triplet_gradients_by_hand(a, p, n, margin=1.5)  # hinge 0.5: active
+    assert out["active"].tolist() == [True]
+    assert out["dp"].tolist() == [[1.0, 0.0]]  # (s_p - s_a) / |s_p - s_a|: p moves towards a
+    assert out["dn"].tolist() == [[0.0, -1.0]]  # -(s_n - s_a) / |s_n - s_a|: n moves away
+    assert out["da"].tolist() == [[-1.0, 1.0]]
+    assert torch.equal(out["da"] + out["dp"] + out["dn"], torch.zeros(1, 2))
+    idle = triplet_objective.triplet_gradients_by_hand(a, p, n, margin=0.5)  # hinge -0.5
+    assert idle["active"].tolist() == [False]
+    assert all(torch.equal(idle[k], torch.zeros(1, 2)) for k in ("da", "dp", "dn"))
+
+
+def test_triplet_gradient_check_agrees_with_autograd_on_a_mixed_batch():
+    g = torch.Generator().manual_seed(0)
+    a, p, n = (torch.randn(8, 5, generator=g) for _ in "apn")
+    check = triplet_objective.triplet_gradient_check(a, p, n, margin=0.25)
+    assert 0 < int(check.by_hand["active"].sum()) < 8  # some triplets on each side of the hinge
+    assert (check.table["max |autograd - by hand|"] < 1e-6).all()
+    for name in ("dL/p", "dL/n"):  # unit directions, times 1/N
+        norms = [float(x) for x in check.table.loc[name, "N x norm, active triplets"].split(", ")]
+        assert norms == pytest.approx([1.0] * len(norms), abs=1e-5)
 
 
 # --------------------------------------------------------------------------- probes

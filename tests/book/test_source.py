@@ -29,6 +29,13 @@ def test_source_is_the_function_as_written_and_can_drop_its_docstring():
     assert "sbert_tutor/losses/regression.py" in html and "cosine_regression" in html
 
 
+def test_a_class_without_its_docstring_leaves_no_blank_line_behind():
+    from sbert_tutor.losses import SoftmaxClassifier
+
+    lines = source_lines(SoftmaxClassifier, docstring=False).splitlines()
+    assert lines[0].startswith("class SoftmaxClassifier(") and lines[1].strip().startswith("def ")
+
+
 def test_show_source_refuses_what_is_not_code():
     with pytest.raises(TypeError, match="function, class or method"):
         show_source(42)

@@ -1,5 +1,6 @@
 """Chapter 7, the regression objective: how the gold scores are scaled to the cosine's range
-(:func:`target_scaling_table`).
+(:func:`target_scaling_table`), and what one run's training steps did: its learning-rate
+schedule and gradient norms (:func:`plot_schedule_and_clipping`).
 """
 
 from __future__ import annotations
@@ -8,6 +9,9 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+
+from sbert_tutor.book.figures import new_axes
+from sbert_tutor.training import TrainingRecord
 
 #: label scalings of chapter 7: name -> the interval the gold range (0..5 on STSb) is mapped onto.
 TARGET_SCALINGS: dict[str, tuple[float, float]] = {
@@ -57,3 +61,21 @@ def target_scaling_table(
             }
         )
     return pd.DataFrame(rows).set_index("scaling")
+
+
+def plot_schedule_and_clipping(record: TrainingRecord, max_grad_norm: float | None = 1.0, ax=None):
+    """One run's learning rate per optimizer step (left axis) and its gradient norm before
+    clipping (right axis), with the clipping threshold ``max_grad_norm`` dotted: every step
+    above the line was clipped. Returns the left axes."""
+    steps = record.steps_frame()
+    ax = new_axes(ax)
+    ax.plot(steps["step"], steps["lr"], color="C0")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("learning rate", color="C0")
+    right = ax.twinx()
+    right.plot(steps["step"], steps["grad_norm"], color="C1", lw=1)
+    if max_grad_norm is not None:
+        right.axhline(max_grad_norm, color="grey", ls=":", lw=1)
+    right.set_ylabel("gradient norm before clipping", color="C1")
+    right.set_ylim(bottom=0)
+    return ax
