@@ -334,7 +334,8 @@ class CrossEncoder(nn.Module):
         if show_progress_bar is None:
             show_progress_bar = n > PROGRESS_THRESHOLD
         device = self.device
-        scores: list[torch.Tensor | None] = [None] * n
+        parts: list[torch.Tensor] = []  # scores in plan order
+        order: list[np.ndarray] = []  # input positions, in plan order
         if n:
             ids, types, cut = self.pair_ids(firsts, seconds)
             lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
@@ -343,9 +344,8 @@ class CrossEncoder(nn.Module):
             self.eval()
             try:
                 with torch.inference_mode():
-                    for rows in tqdm(
-                        plan, desc="predict", unit="batch", disable=not show_progress_bar
-                    ):
+                    bar = tqdm(plan, desc="predict", unit="batch", disable=not show_progress_bar)
+                    for rows in bar:
                         batch = self.collate([ids[i] for i in rows], [types[i] for i in rows])
                         logits = self(**{k: v.to(device) for k, v in batch.items()})
                         out = activation(logits.float())
@@ -353,17 +353,23 @@ class CrossEncoder(nn.Module):
                             out = out.squeeze(-1)
                         if apply_softmax and out.ndim > 1:
                             out = torch.softmax(out, dim=1)
-                        for i, row in zip(rows, out, strict=True):
-                            scores[i] = row
+                        parts.append(out)
+                        order.append(rows)
             finally:
                 self.train(was_training)
             _warn_truncated(cut, n, self.max_seq_length)
+        if not n:
+            result = torch.tensor([], device=device)
+        else:  # rows back in input order, on the device
+            stacked = torch.cat(parts)
+            result = torch.empty_like(stacked)
+            result[torch.from_numpy(np.concatenate(order)).to(stacked.device)] = stacked
         if convert_to_tensor:
-            value: Any = torch.stack(scores) if n else torch.tensor([], device=device)
+            value: Any = result
         elif convert_to_numpy:
-            value = torch.stack(scores).cpu().numpy() if n else np.array([])
+            value = result.cpu().numpy() if n else np.array([])
         else:
-            value = scores
+            value = list(result)
         return value[0] if single else value
 
     def rank(
