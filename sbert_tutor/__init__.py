@@ -8,13 +8,14 @@ nor transformers until one of them is used):
 name                           what it does
 =============================  ======================================================================
 ``SentenceEncoder``            load any sentence-transformers folder or hub model; ``encode``, ``similarity``, ``save``
+``CrossEncoder``               score text pairs read together; ``predict``, ``rank``, ``save``
 ``evaluate_sts``               Spearman/Pearson x100 of cosine similarity on STS12-16, STSb, SICK-R
 ``evaluate_transfer``          SentEval's seven transfer tasks: a linear probe on frozen embeddings
 ``evaluate_retrieval``         encode queries + corpus, search, score with trec_eval's conventions
 ``semantic_search``            exact top-k search of query embeddings in a corpus, memory-bounded
 ``evaluate_run``               MRR, nDCG, recall, MAP, ... of a run against qrels (as trec_eval)
 ``run_from_topk``              top-k arrays from ``semantic_search`` -> a run for ``evaluate_run``
-``fit``, ``TrainingConfig``    fine-tune an encoder on your pairs/triplets or a named data set
+``fit``, ``TrainingConfig``    fine-tune an encoder (or cross-encoder) on your data or a named set
 ``load_sts``                   STS pairs with gold scores (data folder or hub)
 ``load_nli``                   NLI premise/hypothesis pairs with labels
 ``load_msmarco``               MS MARCO / TREC DL queries, qrels and a passage corpus
@@ -40,6 +41,7 @@ __version__ = "0.1.0"
 #: public name -> the module that defines it (imported on first use).
 _EXPORTS: dict[str, str] = {
     "SentenceEncoder": "sbert_tutor.encoder",
+    "CrossEncoder": "sbert_tutor.cross_encoder",
     "evaluate_sts": "sbert_tutor.evaluation.sts",
     "evaluate_transfer": "sbert_tutor.evaluation.transfer",
     "evaluate_retrieval": "sbert_tutor.evaluation.retrieval",
@@ -55,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "quantize_embeddings": "sbert_tutor.quantize",
 }
 __all__ = [
+    "CrossEncoder",
     "SentenceEncoder",
     "TrainingConfig",
     "__version__",
@@ -73,6 +76,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from sbert_tutor.cross_encoder import CrossEncoder
     from sbert_tutor.data.msmarco import load_msmarco
     from sbert_tutor.data.nli import load_nli
     from sbert_tutor.data.senteval import load_transfer

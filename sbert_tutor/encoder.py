@@ -82,7 +82,8 @@ class TruncationWarning(UserWarning):
 
 
 @contextmanager
-def _quiet_transformers():
+def quiet_transformers() -> Iterator[None]:
+    """transformers' logging at error level and its progress bars off, restored afterwards."""
     from transformers.utils import logging as hf_logging
 
     level = hf_logging.get_verbosity()
@@ -246,7 +247,7 @@ class SentenceEncoder(nn.Module):
         resolved = resolve_model(name_or_path)
         st = read_st_config(resolved.path, pooling=pooling)
         folder = st.transformer_path if st else resolved.path
-        with _quiet_transformers():
+        with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(folder, **(st.tokenizer_kwargs if st else {}))
             model = load_transformer(folder)
         if pooling is None:
@@ -399,7 +400,7 @@ class SentenceEncoder(nn.Module):
         on all cores (:mod:`sbert_tutor.tokenizing`).
         """
         texts = self._texts(sentences, prompt)
-        with _quiet_transformers(), tokenizer_parallelism():
+        with quiet_transformers(), tokenizer_parallelism():
             ids, cut = tokenizing.token_ids(self.tokenizer, texts, self.max_seq_length)
         return ids, sum(cut)
 
@@ -446,7 +447,7 @@ class SentenceEncoder(nn.Module):
         if not prompt or self.include_prompt:
             return 0
         text = prompt.lower() if self.do_lower_case else prompt
-        with _quiet_transformers():
+        with quiet_transformers():
             ids = self.tokenizer(text)["input_ids"]
         special = set(getattr(self.tokenizer, "all_special_ids", ()))
         return len(ids) - (1 if ids and ids[-1] in special else 0)
@@ -513,7 +514,7 @@ class SentenceEncoder(nn.Module):
         left = self._left_padding
         chunks = chunk_positions([len(t) for t in texts], chunk_size, sort)
         for chunk in chunks:
-            with _quiet_transformers():
+            with quiet_transformers():
                 ids, cut = tokenizing.token_ids(
                     self.tokenizer, [texts[i] for i in chunk], self.max_seq_length
                 )

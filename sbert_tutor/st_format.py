@@ -109,7 +109,8 @@ class STFolderConfig:
     layout: str = ""
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """The JSON in ``path``; a damaged file is a ``ValueError`` that says to copy the folder again."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -141,7 +142,7 @@ def read_st_config(folder: Path, pooling: str | None = None) -> STFolderConfig |
     modules_file = folder / "modules.json"
     if not modules_file.is_file():
         return None
-    modules = _read_json(modules_file)
+    modules = read_json(modules_file)
     if not isinstance(modules, list) or not modules:
         raise ValueError(f"{modules_file} must hold a non-empty list of modules")
     _check_model_type(folder)
@@ -174,7 +175,7 @@ def read_st_config(folder: Path, pooling: str | None = None) -> STFolderConfig |
         for name in TRANSFORMER_CONFIG_FILES:
             if (candidate_folder / name).is_file():
                 cfg_file = candidate_folder / name
-                cfg = _read_json(cfg_file)
+                cfg = read_json(cfg_file)
                 break
         if cfg_file is not None:
             break
@@ -223,7 +224,7 @@ def _check_model_type(folder: Path) -> None:
     path = folder / "config_sentence_transformers.json"
     if not path.is_file():
         return
-    kind = _read_json(path).get("model_type", "SentenceTransformer")
+    kind = read_json(path).get("model_type", "SentenceTransformer")
     if kind != "SentenceTransformer":
         raise UnsupportedModelError(
             f"{path} says this is a {kind}, not a dense sentence embedding model "
@@ -252,7 +253,7 @@ def _read_prompts(folder: Path) -> tuple[dict[str, str], str | None]:
     path = folder / "config_sentence_transformers.json"
     if not path.is_file():
         return {}, None
-    cfg = _read_json(path)
+    cfg = read_json(path)
     prompts = {str(k): str(v) for k, v in (cfg.get("prompts") or {}).items()}
     default = cfg.get("default_prompt_name")
     if default is not None and default not in prompts:
@@ -274,7 +275,7 @@ def read_pooling_config(path: Path) -> tuple[str, bool]:
             f"{path} is missing: the folder's modules.json lists a Pooling module there. "
             "Copy the whole model folder again, or pass pooling=... to choose one."
         )
-    cfg = _read_json(path)
+    cfg = read_json(path)
     if "pooling_mode" in cfg:
         raw = cfg["pooling_mode"]
     else:
@@ -367,6 +368,7 @@ __all__ = [
     "STFolderConfig",
     "UnsupportedModelError",
     "legacy_pooling_config",
+    "read_json",
     "read_pooling_config",
     "read_st_config",
     "write_st_config",

@@ -7,7 +7,8 @@ set; the wrapper then builds Python dictionaries per sentence (ids, type ids, ma
 more than the Rust work once that runs in parallel.
 
 :func:`token_ids` asks the Rust tokenizer for the ids alone (same truncation and special tokens as
-the wrapper; a tokenizer class that changes how it encodes keeps its wrapper), and
+the wrapper; a tokenizer class that changes how it encodes keeps its wrapper),
+:func:`pair_token_ids` does the same for text pairs (a cross-encoder's input), and
 :func:`tokenizer_parallelism` lets it use its threads whatever the environment says, where that is
 safe: never in a process forked from one that may have used them (the threads do not survive a
 fork, and the tokenizer would wait for them for ever) nor in a ``multiprocessing`` worker, and
@@ -179,3 +180,42 @@ def token_ids(
         full = tokenizer(texts, truncation=False)["input_ids"]
         cut = [len(x) > max_length for x in full]
     return ids, cut
+
+
+def pair_token_ids(
+    tokenizer: Any, firsts: Sequence[str], seconds: Sequence[str], max_length: int
+) -> tuple[list[list[int]], list[list[int]], list[bool]]:
+    """Ids and segment ids of text pairs joined as one input, and which pairs were cut.
+
+    Each pair becomes ``[CLS] first [SEP] second [SEP]`` (or the tokenizer's own template) with
+    segment (token type) ids 0 for the first part and 1 for the second. A pair longer than
+    ``max_length`` tokens is cut ``"longest_first"``: one token at a time from whichever text is
+    longer, as the Hugging Face wrapper (and sentence-transformers' ``CrossEncoder``) does. The
+    Rust tokenizer when :func:`rust_tokenizer` allows it, else the wrapper (the same ids).
+    """
+    firsts, seconds = list(firsts), list(seconds)
+    if len(firsts) != len(seconds):
+        raise ValueError(f"{len(firsts)} first texts but {len(seconds)} second texts")
+    if not firsts:
+        return [], [], []
+    backend = rust_tokenizer(tokenizer)
+    if backend is not None:
+        _configure(backend, tokenizer, max_length)
+        encode = getattr(backend, "encode_batch_fast", None) or backend.encode_batch
+        encodings = encode(list(zip(firsts, seconds, strict=True)), add_special_tokens=True)
+        return (
+            [e.ids for e in encodings],
+            [e.type_ids for e in encodings],
+            [bool(e.overflowing) for e in encodings],
+        )
+    encoded = tokenizer(
+        firsts,
+        seconds,
+        truncation="longest_first",
+        max_length=max_length,
+        return_token_type_ids=True,
+    )
+    ids = encoded["input_ids"]
+    full = tokenizer(firsts, seconds, truncation=False)["input_ids"]
+    cut = [len(x) > max_length for x in full]
+    return ids, encoded["token_type_ids"], cut

@@ -45,6 +45,50 @@ def check_sentences(
     return items
 
 
+def check_pairs(pairs: object, name: str = "pairs") -> tuple[list[str], list[str]]:
+    """Return text pairs as two lists (first texts, second texts), or raise a helpful error.
+
+    ``pairs`` is a list (or tuple, or 2-D array) of ``(text1, text2)`` items, each a tuple or
+    list of two non-empty strings. An empty list gives two empty lists (scoring nothing is not
+    an error, as in sentence-transformers). One pair on its own is the caller's business (a
+    cross-encoder wraps it first).
+    """
+    if isinstance(pairs, str) or pairs is None or not isinstance(pairs, Iterable):
+        raise TypeError(
+            f"{name} must be a list of (text1, text2) pairs, got {type(pairs).__name__}"
+        )
+    items = pairs.tolist() if isinstance(pairs, np.ndarray) else list(pairs)
+    firsts: list[str] = []
+    seconds: list[str] = []
+    for i, pair in enumerate(items):
+        if isinstance(pair, np.ndarray):
+            pair = pair.tolist()
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            what = (
+                f"a {type(pair).__name__} of length {len(pair)}"
+                if isinstance(pair, (tuple, list))
+                else f"{type(pair).__name__} ({pair!r:.60})"
+            )
+            raise TypeError(
+                f"{name}[{i}] is {what}, not a pair: every item must be (text1, text2), e.g. "
+                "[('query', 'passage'), ...]"
+            )
+        for j, text in enumerate(pair):
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"{name}[{i}][{j}] is {type(text).__name__} ({text!r}), not str: both texts "
+                    "of a pair must be strings (drop or fill missing values first)"
+                )
+            if not text.strip():
+                raise ValueError(
+                    f"{name}[{i}][{j}] is an empty string: an empty text has nothing to compare; "
+                    "remove the pair or replace the text"
+                )
+        firsts.append(pair[0])
+        seconds.append(pair[1])
+    return firsts, seconds
+
+
 def check_same_length(**named: Sequence[object]) -> int:
     """Check that all named sequences have one length and return it."""
     lengths = {k: len(v) for k, v in named.items()}

@@ -521,7 +521,9 @@ def test_package_exports():
         assert hasattr(losses, name), name
 
 
-@pytest.mark.parametrize("module", ["regression", "classification", "triplet_margin", "ranking"])
+@pytest.mark.parametrize(
+    "module", ["regression", "classification", "triplet_margin", "ranking", "cross_encoder"]
+)
 def test_docstring_examples(module):
     mod = importlib.import_module(f"sbert_tutor.losses.{module}")
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)

@@ -1,7 +1,8 @@
 """Training objectives for sentence embeddings, as pure functions on embedding tensors.
 
 Every function takes precomputed embeddings (``[N, d]``, or ``[N, K, d]`` for groups) and returns
-the mean loss over the batch, so each can be tested and taught without a transformer.
+the mean loss over the batch, so each can be tested and taught without a transformer; the
+cross-encoder losses take the pairs' logits (``[N]``) instead.
 :mod:`sbert_tutor.training.objectives` turns a batch of texts into these embeddings and calls
 them (one registered objective per function).
 
@@ -12,6 +13,8 @@ them (one registered objective per function).
 * ``multiple_negatives_ranking`` -- MNRL / InfoNCE with in-batch (and hard) negatives
 * ``supmpn`` -- SupMPN: multiple positives and negatives per anchor
 * ``in_batch_contrastive`` -- in-batch contrastive objective (= MNRL without hard negatives)
+* ``cross_encoder_bce`` -- a cross-encoder's logit vs. a 0/1 label or a score in [0, 1] (BCE)
+* ``cross_encoder_mse`` -- a cross-encoder's (activated) logit vs. a score (MSE)
 """
 
 from sbert_tutor.losses.classification import (
@@ -24,6 +27,7 @@ from sbert_tutor.losses.classification import (
     feature_label,
     softmax_classification,
 )
+from sbert_tutor.losses.cross_encoder import CE_ACTIVATIONS, cross_encoder_bce, cross_encoder_mse
 from sbert_tutor.losses.ranking import (
     cosine_matrix,
     in_batch_contrastive,
@@ -39,6 +43,7 @@ from sbert_tutor.losses.triplet_margin import (
 )
 
 __all__ = [
+    "CE_ACTIVATIONS",
     "DEFAULT_FEATURES",
     "TRIPLET_DISTANCES",
     "TRIPLET_MARGIN",
@@ -49,6 +54,8 @@ __all__ = [
     "concat_features",
     "cosine_matrix",
     "cosine_regression",
+    "cross_encoder_bce",
+    "cross_encoder_mse",
     "feature_dim",
     "feature_label",
     "in_batch_contrastive",

@@ -1,7 +1,8 @@
-"""Training sentence encoders: one trainer, pluggable objectives, reproducible runs.
+"""Training encoders and cross-encoders: one trainer, pluggable objectives, reproducible runs.
 
 * :mod:`.objectives` -- how a batch of examples becomes a loss (cosine, softmax, triplet, mnrl,
-  supmpn, ce_score, contrastive), each calling a pure function of :mod:`sbert_tutor.losses`;
+  supmpn, ce_score, contrastive; ce_bce and ce_mse for a cross-encoder), each calling a pure
+  function of :mod:`sbert_tutor.losses`;
   :data:`~.objectives.OBJECTIVES` is the registry of loss names (add one with
   :func:`~.objectives.register_objective`);
 * :mod:`.recipe` -- :func:`~.recipe.fit`: (model, loss, data) -> trained encoder and its log;
@@ -30,6 +31,8 @@ from sbert_tutor.training.objectives import (
     CEScoreObjective,
     ContrastiveObjective,
     CosineObjective,
+    CrossEncoderBCEObjective,
+    CrossEncoderMSEObjective,
     MNRLObjective,
     Objective,
     SoftmaxObjective,
@@ -38,7 +41,10 @@ from sbert_tutor.training.objectives import (
     embed_rows,
     make_objective,
     objective_class,
+    pair_lengths,
     register_objective,
+    score_rows,
+    token_lengths,
 )
 from sbert_tutor.training.record import TrainingRecord
 from sbert_tutor.training.samplers import (
@@ -47,13 +53,15 @@ from sbert_tutor.training.samplers import (
     length_bucketed_batches,
 )
 from sbert_tutor.training.schedules import lr_multiplier, make_scheduler, warmup_steps_for
-from sbert_tutor.training.trainer import Trainer, clip_gradients, gradient_norm, token_lengths
+from sbert_tutor.training.trainer import Trainer, clip_gradients, gradient_norm
 
 __all__ = [
     "OBJECTIVES",
     "CEScoreObjective",
     "ContrastiveObjective",
     "CosineObjective",
+    "CrossEncoderBCEObjective",
+    "CrossEncoderMSEObjective",
     "Examples",
     "LengthBucketBatchSampler",
     "MNRLObjective",
@@ -77,8 +85,10 @@ __all__ = [
     "objective_class",
     "register_objective",
     "make_scheduler",
+    "pair_lengths",
     "rng_state",
     "save_checkpoint",
+    "score_rows",
     "set_rng_state",
     "set_seed",
     "to_examples",

@@ -2,13 +2,16 @@
 
 ``STSEvaluator("stsb", "dev")(encoder)`` returns ``{"stsb_dev_spearman": ..., "stsb_dev_pearson":
 ...}`` (x100, as everywhere in the book). The data is loaded once; each call encodes the distinct
-sentences once (:func:`sbert_tutor.evaluation.sts.predict_similarity`).
+sentences once (:func:`sbert_tutor.evaluation.sts.predict_similarity`). A
+:class:`~sbert_tutor.cross_encoder.CrossEncoder` has no embeddings: its similarity is the score
+it predicts for each pair.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.data.sts import STSData, load_sts
 from sbert_tutor.embedding import Encoder
 from sbert_tutor.evaluation.sts import correlations, predict_similarity
@@ -44,9 +47,13 @@ class STSEvaluator:
     def files(self) -> tuple[Path, ...]:
         return self.data.files
 
-    def __call__(self, encoder: Encoder) -> dict[str, float]:
-        predicted = predict_similarity(
-            encoder, self.data, batch_size=self.batch_size, show_progress=False
-        )
+    def __call__(self, encoder: Encoder | CrossEncoder) -> dict[str, float]:
+        if isinstance(encoder, CrossEncoder):
+            pairs = list(zip(self.data.sentences1, self.data.sentences2, strict=True))
+            predicted = encoder.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
+        else:
+            predicted = predict_similarity(
+                encoder, self.data, batch_size=self.batch_size, show_progress=False
+            )
         spearman, pearson = correlations(predicted, self.data.scores)
         return {f"{self.prefix}_spearman": spearman, f"{self.prefix}_pearson": pearson}

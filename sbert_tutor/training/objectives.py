@@ -16,7 +16,16 @@ name               texts per example                      label       pure funct
 ``supmpn``         anchor, P positives, Q negatives       --          :func:`~sbert_tutor.losses.supmpn`
 ``ce_score``       query, document                        CE logit    :func:`~sbert_tutor.losses.ce_score_regression`
 ``contrastive``    sentence, positive                     --          :func:`~sbert_tutor.losses.in_batch_contrastive`
+``ce_bce``         text1, text2 (one cross-encoder input) 0/1, score  :func:`~sbert_tutor.losses.cross_encoder_bce`
+``ce_mse``         text1, text2 (one cross-encoder input) score       :func:`~sbert_tutor.losses.cross_encoder_mse`
 =================  =====================================  ==========  ==============================
+
+**Cross-encoders.** ``ce_bce`` and ``ce_mse`` train a :class:`~sbert_tutor.cross_encoder.
+CrossEncoder` instead (:attr:`Objective.model_kind`): its :meth:`Objective.loss` joins each pair
+into one input, computes the logits in one forward pass (:func:`score_rows`) and calls the pure
+function on them; its :meth:`Objective.lengths` counts the pair's tokens together, so the
+trainer's smart batching sorts by the length the model reads. Everything else (AdamW, warm-up,
+clipping, AMP, checkpoints) is the same trainer.
 
 **The registry.** :data:`OBJECTIVES` is the only place a loss name means something: the CLI's
 ``--loss`` choices, :func:`~sbert_tutor.training.recipe.fit` and the named training sets
@@ -39,24 +48,30 @@ the encoder's.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
 from sbert_tutor.batching import Bucket
+from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.data import nli as nli_data
 from sbert_tutor.data.nli import NLI_LABELS, NLIData
 from sbert_tutor.data.table import DataTable
 from sbert_tutor.distributed import gather_with_grad
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoder import SentenceEncoder, TruncationWarning
 from sbert_tutor.losses import (
+    CE_ACTIVATIONS,
     DEFAULT_FEATURES,
     TRIPLET_MARGIN,
     SoftmaxClassifier,
     ce_score_regression,
     cosine_regression,
+    cross_encoder_bce,
+    cross_encoder_mse,
     in_batch_contrastive,
     multiple_negatives_ranking,
     softmax_classification,
@@ -87,6 +102,59 @@ def embed_rows(
     return emb.view(len(rows), width, emb.shape[-1])
 
 
+def score_rows(model: CrossEncoder, rows: Sequence[Sequence[str]], bucket: Bucket = None) -> Tensor:
+    """The logits of ``B`` ``(text1, text2)`` examples in one forward pass: ``[B, num_labels]``
+    with gradients.
+
+    Each pair is one input ``[CLS] text1 [SEP] text2 [SEP]`` cut to the model's
+    ``max_seq_length`` (longest text first), padded to the longest pair of the batch, rounded up
+    with ``bucket`` (:meth:`CrossEncoder.collate`; masked padding).
+    """
+    ids, types, _ = model.pair_ids([row[0] for row in rows], [row[1] for row in rows])
+    batch = model.collate(ids, types, bucket=bucket)
+    device = model.device
+    return model(**{name: tensor.to(device) for name, tensor in batch.items()})
+
+
+def _warn_long(truncated: int, total: int, what: str, max_seq_length: int) -> None:
+    if truncated:
+        warnings.warn(
+            f"{truncated} of {total} training {what} are longer than max_seq_length="
+            f"{max_seq_length} tokens and will be truncated",
+            TruncationWarning,
+            stacklevel=5,  # the caller of Trainer(...)
+        )
+
+
+def token_lengths(encoder: SentenceEncoder, examples: Examples, chunk: int = 8192) -> np.ndarray:
+    """Per example, the token count of its longest text (after truncation): the bucketing key."""
+    unique = list(dict.fromkeys(t for row in examples.texts for t in row))
+    length: dict[str, int] = {}
+    truncated = 0
+    for start in range(0, len(unique), chunk):
+        part = unique[start : start + chunk]
+        ids, cut = encoder.token_ids(part)
+        truncated += cut
+        length.update(zip(part, (len(x) for x in ids), strict=True))
+    _warn_long(truncated, len(unique), "texts", encoder.max_seq_length)
+    return np.array([max(length[t] for t in row) for row in examples.texts], dtype=np.int64)
+
+
+def pair_lengths(model: CrossEncoder, examples: Examples, chunk: int = 8192) -> np.ndarray:
+    """Per example, the token count of its pair read as one input (after truncation): the
+    bucketing key of a cross-encoder."""
+    unique = list(dict.fromkeys((row[0], row[1]) for row in examples.texts))
+    length: dict[tuple[str, str], int] = {}
+    truncated = 0
+    for start in range(0, len(unique), chunk):
+        part = unique[start : start + chunk]
+        ids, _, cut = model.pair_ids([p[0] for p in part], [p[1] for p in part])
+        truncated += cut
+        length.update(zip(part, (len(x) for x in ids), strict=True))
+    _warn_long(truncated, len(unique), "pairs", model.max_seq_length)
+    return np.array([length[(row[0], row[1])] for row in examples.texts], dtype=np.int64)
+
+
 class Objective(nn.Module):
     """Base class: the shape of the examples an objective reads, and its loss on embeddings.
 
@@ -103,6 +171,9 @@ class Objective(nn.Module):
     #: what the label means, for messages (e.g. "a cross-encoder's logit for the pair").
     label_meaning: ClassVar[str | None] = None
     in_batch_negatives: ClassVar[bool] = False
+    #: the model it trains: ``"bi-encoder"`` (a :class:`~sbert_tutor.encoder.SentenceEncoder`)
+    #: or ``"cross-encoder"`` (a :class:`~sbert_tutor.cross_encoder.CrossEncoder`).
+    model_kind: ClassVar[str] = "bi-encoder"
     #: trains on similarity scores: the STS training sets (``stsb``, ``sick``) are its data.
     reads_scores: ClassVar[bool] = False
     #: how NLI pairs become its examples (``staticmethod(nli_triplets)``, ...); ``None``: the NLI
@@ -200,6 +271,20 @@ class Objective(nn.Module):
             label_names=self.label_names,
             what=self.describe_inputs(self.roles),
         )
+
+    def check_model(self, model: nn.Module) -> None:
+        """Refuse a model this objective cannot train (a message says what to use instead)."""
+        if isinstance(model, CrossEncoder):
+            raise TypeError(
+                f"the {self.name} loss trains a bi-encoder (SentenceEncoder) on embeddings; a "
+                "CrossEncoder has none. Train it with a cross-encoder loss: "
+                + ", ".join(n for n, c in OBJECTIVES.items() if c.model_kind == "cross-encoder")
+            )
+
+    def lengths(self, model: nn.Module, examples: Examples) -> np.ndarray:
+        """Per example, the token count the trainer's smart batching sorts by: here the longest
+        of its texts, each being its own input (:func:`token_lengths`)."""
+        return token_lengths(model, examples)
 
     def loss(
         self,
@@ -519,6 +604,140 @@ class ContrastiveObjective(Objective):
 
     def settings(self) -> dict[str, Any]:
         return {"name": self.name, "temperature": self.temperature}
+
+
+class CrossEncoderObjective(Objective):
+    """Base of the cross-encoder losses: ``(text1, text2)`` + a label per example; the model is a
+    :class:`~sbert_tutor.cross_encoder.CrossEncoder` with one output, whose logit for the joined
+    pair goes to :meth:`forward`. Trains on the STS sets (scores rescaled from their scale) or on
+    your own labelled pairs."""
+
+    model_kind = "cross-encoder"
+    label = "float"
+    reads_scores = True
+    roles = ("text1", "text2")
+
+    def __init__(self, score_range: tuple[float, float] | None = None) -> None:
+        super().__init__()
+        if score_range is not None:
+            lo, hi = float(score_range[0]), float(score_range[1])
+            if not hi > lo:
+                raise ValueError(
+                    f"score_range must be (low, high) with low < high, got {score_range}"
+                )
+            score_range = (lo, hi)
+        self.score_range = score_range
+
+    @classmethod
+    def options_from_data(cls, data: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The data's own score scale (``data.score_range``, e.g. STS's 0-5) unless given."""
+        out = dict(options)
+        scale = getattr(data, "score_range", None)
+        if out.get("score_range") is None and scale is not None:
+            out["score_range"] = tuple(scale)
+        return out
+
+    def check_model(self, model: nn.Module) -> None:
+        if not isinstance(model, CrossEncoder):
+            raise TypeError(
+                f"the {self.name} loss trains a CrossEncoder, got {type(model).__name__}; load "
+                "one with CrossEncoder.from_pretrained(...) (fit does this for a model name)"
+            )
+        if model.num_labels != 1:
+            raise ValueError(
+                f"the {self.name} loss needs one logit a pair, but the model has "
+                f"num_labels={model.num_labels}; load it with num_labels=1"
+            )
+
+    def lengths(self, model: nn.Module, examples: Examples) -> np.ndarray:
+        """Per example, the token count of the pair as one input (:func:`pair_lengths`)."""
+        return pair_lengths(model, examples)
+
+    def prepare(
+        self,
+        data: Any,
+        text_columns: Sequence[str] | None = None,
+        label_column: str | None = None,
+    ) -> Examples:
+        """As :meth:`Objective.prepare`, and with a ``score_range`` every label must lie in it."""
+        examples = super().prepare(data, text_columns, label_column)
+        if self.score_range is not None:
+            lo, hi = self.score_range
+            outside = (examples.labels < lo) | (examples.labels > hi)
+            if outside.any():
+                i = int(outside.argmax())
+                raise ValueError(
+                    f"label {examples.labels[i]:g} of example {i} is outside score_range=({lo:g}, "
+                    f"{hi:g}); pass the scale of your labels, e.g. "
+                    f"objective_options={{'score_range': (0, 5)}}"
+                )
+        return examples
+
+    def loss(
+        self,
+        encoder: CrossEncoder,
+        rows: Sequence[Sequence[str]],
+        labels: Tensor | None,
+        bucket: Bucket = None,
+    ) -> Tensor:
+        """The logits of the batch's pairs (one forward pass, :func:`score_rows`), in fp32, and
+        the loss on them."""
+        return self(score_rows(encoder, rows, bucket).float(), labels)
+
+
+@register_objective
+class CrossEncoderBCEObjective(CrossEncoderObjective):
+    """Binary cross-entropy on the pair's logit (sentence-transformers' ``BinaryCrossEntropyLoss``):
+    0/1 relevance labels, or similarity scores rescaled from ``score_range`` to [0, 1] (default:
+    the data's scale, else (0, 1))."""
+
+    name = "ce_bce"
+    label_meaning = "a 0/1 label or a score (the label)"
+
+    def __init__(
+        self, score_range: tuple[float, float] | None = None, pos_weight: float | None = None
+    ) -> None:
+        super().__init__(score_range if score_range is not None else (0.0, 1.0))
+        self.pos_weight = None if pos_weight is None else float(pos_weight)
+
+    def forward(self, logits: Tensor, labels: Tensor | None = None) -> Tensor:
+        return cross_encoder_bce(logits, labels, self.score_range, self.pos_weight)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "score_range": list(self.score_range),
+            "pos_weight": self.pos_weight,
+        }
+
+
+@register_objective
+class CrossEncoderMSEObjective(CrossEncoderObjective):
+    """Mean squared error between the activated logit and the score (sentence-transformers'
+    ``MSELoss``): ``activation="identity"`` regresses the logit itself (e.g. onto a teacher's
+    logits), ``"sigmoid"`` the predicted score. Scores are rescaled from ``score_range`` to
+    [0, 1] when there is one (the data's scale, e.g. STS), else used as given."""
+
+    name = "ce_mse"
+    label_meaning = "a score (the label)"
+
+    def __init__(
+        self, score_range: tuple[float, float] | None = None, activation: str = "identity"
+    ) -> None:
+        super().__init__(score_range)
+        if activation not in CE_ACTIVATIONS:
+            raise ValueError(f"activation must be one of {CE_ACTIVATIONS}, got {activation!r}")
+        self.activation = activation
+
+    def forward(self, logits: Tensor, labels: Tensor | None = None) -> Tensor:
+        return cross_encoder_mse(logits, labels, self.score_range, self.activation)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "score_range": None if self.score_range is None else list(self.score_range),
+            "activation": self.activation,
+        }
 
 
 def label_tensor(labels: Any, kind: str | None) -> Tensor | None:

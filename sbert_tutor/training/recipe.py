@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.encoder import SentenceEncoder
 from sbert_tutor.provenance import provenance
 from sbert_tutor.stats import seeded_subset
@@ -29,7 +30,7 @@ from sbert_tutor.training.trainer import Trainer
 class TrainRun:
     """A finished training run."""
 
-    encoder: SentenceEncoder
+    encoder: SentenceEncoder | CrossEncoder
     objective: Objective
     record: TrainingRecord
     seconds: float
@@ -37,7 +38,7 @@ class TrainRun:
 
 
 def fit(
-    model: str | SentenceEncoder,
+    model: str | SentenceEncoder | CrossEncoder,
     loss: str,
     train: str | Any,
     config: TrainingConfig | None = None,
@@ -52,10 +53,13 @@ def fit(
     """Train ``model`` with ``loss`` on ``train``.
 
     Args:
-        model: a hub name / folder, or a :class:`~sbert_tutor.encoder.SentenceEncoder` (trained in place).
+        model: a hub name / folder, or a :class:`~sbert_tutor.encoder.SentenceEncoder` (trained in
+            place); for a cross-encoder loss a :class:`~sbert_tutor.cross_encoder.CrossEncoder`
+            (a name is loaded with :meth:`CrossEncoder.from_pretrained`, a new one-logit head
+            where the folder has none).
         loss: a registered objective (:data:`~sbert_tutor.training.objectives.OBJECTIVES`):
             ``cosine``, ``softmax``, ``triplet``, ``mnrl``, ``supmpn``, ``ce_score``,
-            ``contrastive`` or your own.
+            ``contrastive``, the cross-encoder losses ``ce_bce`` and ``ce_mse``, or your own.
         train: a named set (``stsb``, ``sick``, ``nli``, ...), a file path, or your own data
             (list of tuples/dicts, DataFrame, ``DataTable``, ``datasets.Dataset``, STS/NLI
             records).
@@ -64,6 +68,12 @@ def fit(
             ``score_range=``, ``hard_negatives=``, ``num_positives=`` ...; see its class).
         max_examples: train on a seeded random subset of this size (the quick profile's knob).
         eval_task: an STS task whose dev split is evaluated during training (``None``: no evaluation).
+
+    Example (a cross-encoder on 0/1 relevance labels):
+        >>> run = fit("sentence-transformers/all-MiniLM-L6-v2", "ce_bce",
+        ...           [("what is a cat?", "A cat is a small feline.", 1),
+        ...            ("what is a cat?", "Paris is in France.", 0)])  # doctest: +SKIP
+        >>> run.encoder.rank("what is a cat?", ["Paris is in France.", "Cats purr."])  # doctest: +SKIP
     """
     config = config or TrainingConfig()
     cls = objective_class(loss)
@@ -81,14 +91,17 @@ def fit(
         else train
     )
     options = cls.options_from_data(data, options)
-    encoder = (
-        model
-        if isinstance(model, SentenceEncoder)
-        else SentenceEncoder.from_pretrained(model, device=device)
-    )
+    model_class = CrossEncoder if cls.model_kind == "cross-encoder" else SentenceEncoder
+    if isinstance(model, (SentenceEncoder, CrossEncoder)):
+        encoder = model
+    else:
+        set_seed(config.seed)  # a cross-encoder's new classification head is drawn at load
+        encoder = model_class.from_pretrained(model, device=device)
     base_model = encoder.describe()
     set_seed(config.seed)  # before the objective: the softmax head's initial weights
-    objective = cls.create(encoder.embedding_dim, **options)
+    dim = encoder.embedding_dim if isinstance(encoder, SentenceEncoder) else None
+    objective = cls.create(dim, **options)
+    objective.check_model(encoder)
     examples = objective.prepare(data)
     if max_examples is not None and max_examples < len(examples):
         examples = examples.subset(seeded_subset(len(examples), max_examples, config.seed))

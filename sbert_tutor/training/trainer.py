@@ -4,7 +4,8 @@ Each optimizer step :math:`t`:
 
 1. take the next batch of the epoch's plan (length-bucketed, without duplicate texts for
    in-batch-negative objectives; :mod:`~sbert_tutor.training.samplers`);
-2. encode all its texts in one forward pass and compute the objective's loss :math:`\mathcal{L}`
+2. encode all its texts in one forward pass (a cross-encoder: score all its pairs) and compute
+   the objective's loss :math:`\mathcal{L}`
    (under ``torch.autocast`` when AMP is on, CUDA only; see :func:`auto_amp` for ``amp="auto"``);
    the batch is padded to its longest text, or on CUDA under AMP to the next multiple of 32
    (width bucketing, :mod:`sbert_tutor.batching`; masked padding, the same loss in fp32);
@@ -36,14 +37,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
 from sbert_tutor import distributed
 from sbert_tutor.batching import Bucket, resolve_bucket
 from sbert_tutor.compute import compute_context
-from sbert_tutor.encoder import SentenceEncoder, TruncationWarning
+from sbert_tutor.cross_encoder import CrossEncoder
+from sbert_tutor.encoder import SentenceEncoder
 from sbert_tutor.training.checkpoint import (
     load_checkpoint,
     rng_state,
@@ -52,7 +53,6 @@ from sbert_tutor.training.checkpoint import (
     set_seed,
 )
 from sbert_tutor.training.config import TRAJECTORY_FIELDS, TrainingConfig
-from sbert_tutor.training.examples import Examples
 from sbert_tutor.training.objectives import Objective, label_tensor
 from sbert_tutor.training.record import TrainingRecord
 from sbert_tutor.training.samplers import LengthBucketBatchSampler, NoDuplicatesBatchSampler
@@ -106,26 +106,6 @@ def gradient_norm(parameters: Iterable[nn.Parameter]) -> float:
     return float(torch.linalg.vector_norm(torch.stack(norms))) if norms else 0.0
 
 
-def token_lengths(encoder: SentenceEncoder, examples: Examples, chunk: int = 8192) -> np.ndarray:
-    """Per example, the token count of its longest text (after truncation): the bucketing key."""
-    unique = list(dict.fromkeys(t for row in examples.texts for t in row))
-    length: dict[str, int] = {}
-    truncated = 0
-    for start in range(0, len(unique), chunk):
-        part = unique[start : start + chunk]
-        ids, cut = encoder.token_ids(part)
-        truncated += cut
-        length.update(zip(part, (len(x) for x in ids), strict=True))
-    if truncated:
-        warnings.warn(
-            f"{truncated} of {len(unique)} training texts are longer than max_seq_length="
-            f"{encoder.max_seq_length} tokens and will be truncated",
-            TruncationWarning,
-            stacklevel=3,
-        )
-    return np.array([max(length[t] for t in row) for row in examples.texts], dtype=np.int64)
-
-
 def parameter_groups(modules: Sequence[nn.Module], weight_decay: float) -> list[dict[str, Any]]:
     """AdamW groups: weight decay on matrices, none on biases and LayerNorm weights (1-D)."""
     decay, no_decay = [], []
@@ -140,10 +120,12 @@ def parameter_groups(modules: Sequence[nn.Module], weight_decay: float) -> list[
 
 
 class Trainer:
-    """Train a :class:`~sbert_tutor.encoder.SentenceEncoder` with one :class:`Objective`.
+    """Train a :class:`~sbert_tutor.encoder.SentenceEncoder` (or, with a cross-encoder loss, a
+    :class:`~sbert_tutor.cross_encoder.CrossEncoder`) with one :class:`Objective`.
 
     Args:
-        encoder: the model to train (in place; it stays on its device).
+        encoder: the model to train (in place; it stays on its device); the objective checks it
+            is the kind it trains (:meth:`Objective.check_model`).
         objective: e.g. ``CosineObjective()``; its parameters (the softmax head) are trained too.
         train_data: anything :meth:`Objective.prepare` accepts (lists, DataFrames,
             ``datasets.Dataset``, ``STSData``, ``NLIData``, :class:`Examples`).
@@ -157,7 +139,7 @@ class Trainer:
 
     def __init__(
         self,
-        encoder: SentenceEncoder,
+        encoder: SentenceEncoder | CrossEncoder,
         objective: Objective,
         train_data: Any,
         config: TrainingConfig | None = None,
@@ -167,6 +149,7 @@ class Trainer:
     ) -> None:
         self.config = config or TrainingConfig()
         cfg = self.config
+        objective.check_model(encoder)
         self.encoder = encoder
         self.device = encoder.device
         self.objective = objective.to(self.device)
@@ -180,7 +163,7 @@ class Trainer:
                 f"{objective.name} uses the other examples of a batch as negatives: "
                 f"batch_size must be >= 2, got {cfg.batch_size}"
             )
-        self.lengths = token_lengths(encoder, self.examples)
+        self.lengths = objective.lengths(encoder, self.examples)
         # Data parallel (torchrun): batch_size is per process; the sampler plans global batches
         # of world * batch_size examples and each process trains on its contiguous shard.
         self.world = distributed.world_size()
