@@ -85,6 +85,11 @@ class CrossEncoder(nn.Module):
             label, identity for several (sentence-transformers' default).
         name: the name it was loaded by; source: where it was loaded from (in words).
 
+    Attributes:
+        training_history: one entry a :func:`~sbert_tutor.training.recipe.fit` run on this model
+            (loss, data, steps, final loss), oldest first, as on
+            :class:`~sbert_tutor.encoder.SentenceEncoder`.
+
     Example:
         >>> ce = CrossEncoder.from_pretrained("cross-encoder/ms-marco-MiniLM-L6-v2")  # doctest: +SKIP
         >>> ce.predict([("How many people live in Berlin?", "Berlin has 3.5 million people.")])  # doctest: +SKIP
@@ -116,6 +121,7 @@ class CrossEncoder(nn.Module):
         )
         self.name = name or getattr(model.config, "_name_or_path", "model")
         self.source = source or "in-memory model"
+        self.training_history: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ loading / saving
     @classmethod
