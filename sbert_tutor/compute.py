@@ -6,8 +6,10 @@ in half precision, layer norms, softmax and reductions in fp32; the pooling, den
 normalisation that follow run in fp32, so only the transformer's rounding moves the embedding.
 
 ``"auto"`` picks by hardware: bf16 on CUDA GPUs of compute capability 8.0 or more (A100, H100,
-L4, ...), fp16 on older ones (T4, V100: no bf16 tensor cores), fp32 everywhere else (a CPU gains
-nothing reliable from half precision).
+L4, ...), fp16 on older ones (T4, V100: no bf16 tensor cores); on a CPU, bf16 where the CPU has
+native bf16 instructions (:func:`cpu_has_native_bf16`: x86's ``avx512_bf16`` or ``amx_bf16``, Arm's
+``bf16``), fp32 elsewhere: without them PyTorch emulates bf16, usually slower than fp32. The
+default (``compute_dtype=None``) stays the weights' own fp32, the same digits on every machine.
 
 On CUDA under fp16/bf16 the scaled-dot-product attention leaves out cuDNN's kernel: torch sends a
 masked (padded) half-precision attention to cuDNN first on recent GPUs, and cuDNN builds a new
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from functools import lru_cache
+from pathlib import Path
 
 import torch
 
@@ -36,12 +40,48 @@ HALF_DTYPES = (torch.float16, torch.bfloat16)
 SHORT_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
 
+#: CPU feature flags (as Linux's ``/proc/cpuinfo`` names them) of native bf16 arithmetic: x86's
+#: AVX-512 BF16 and AMX (Intel Cooper Lake and later, AMD Zen 4 and later), Arm's BF16 (Graviton3,
+#: Neoverse V1/N2, ...).
+NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+CPUINFO = Path("/proc/cpuinfo")
+
+
+@lru_cache(maxsize=1)
+def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
+    """The CPU's feature flags from ``/proc/cpuinfo`` (x86 ``flags``, Arm ``Features``); empty
+    where that file does not exist (macOS, Windows)."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            flags.update(value.split())
+    return frozenset(flags)
+
+
+def cpu_has_native_bf16(flags: frozenset[str] | set[str] | None = None) -> bool:
+    """Whether the CPU computes bf16 natively (one of :data:`NATIVE_BF16_FLAGS`; ``flags``
+    defaults to :func:`cpu_flags`). Without it PyTorch emulates bf16 matrix products, usually
+    slower than fp32, so ``"auto"`` keeps fp32 there."""
+    return bool(NATIVE_BF16_FLAGS & (cpu_flags() if flags is None else set(flags)))
+
+
 def auto_compute_dtype(
-    device: torch.device | str, capability: tuple[int, int] | None = None
+    device: torch.device | str,
+    capability: tuple[int, int] | None = None,
+    native_bf16: bool | None = None,
 ) -> torch.dtype:
-    """``compute_dtype="auto"``: bf16 on CUDA with compute capability >= 8.0, fp16 on older CUDA
-    GPUs, fp32 elsewhere. ``capability`` defaults to the device's own (given in tests)."""
+    """``compute_dtype="auto"``: on CUDA, bf16 from compute capability 8.0, fp16 below; on a CPU,
+    bf16 where :func:`cpu_has_native_bf16`, else fp32; fp32 on any other device.
+    ``capability`` and ``native_bf16`` default to the hardware's own (given in tests)."""
     dev = torch.device(device)
+    if dev.type == "cpu":
+        native = cpu_has_native_bf16() if native_bf16 is None else native_bf16
+        return torch.bfloat16 if native else torch.float32
     if dev.type != "cuda":
         return torch.float32
     if capability is None:
@@ -53,6 +93,7 @@ def resolve_compute_dtype(
     setting: str | torch.dtype | None,
     device: torch.device | str,
     capability: tuple[int, int] | None = None,
+    native_bf16: bool | None = None,
 ) -> torch.dtype | None:
     """``compute_dtype`` as a torch dtype; ``None`` stays ``None`` (the weights' own dtype).
 
@@ -67,7 +108,7 @@ def resolve_compute_dtype(
     elif isinstance(setting, str):
         key = setting.strip().lower()
         if key == "auto":
-            return auto_compute_dtype(device, capability)
+            return auto_compute_dtype(device, capability, native_bf16)
         if key in COMPUTE_DTYPES:
             return COMPUTE_DTYPES[key]
     raise ValueError(

@@ -205,8 +205,10 @@ def test_auto_compute_dtype_follows_the_gpu(capability, expected):
 
 
 def test_compute_dtype_names():
-    assert auto_compute_dtype("cpu") == torch.float32
-    assert resolve_compute_dtype("auto", "cpu") == torch.float32
+    assert auto_compute_dtype("cpu", native_bf16=False) == torch.float32
+    assert resolve_compute_dtype("auto", "cpu", native_bf16=False) == torch.float32
+    assert resolve_compute_dtype("auto", "cpu", native_bf16=True) == torch.bfloat16
+    assert auto_compute_dtype("mps") == torch.float32
     assert resolve_compute_dtype(None, "cpu") is None
     assert resolve_compute_dtype("BF16", "cpu") == torch.bfloat16
     assert resolve_compute_dtype(torch.float16, "cpu") == torch.float16
@@ -485,3 +487,47 @@ def test_a_fork_after_forced_threads_does_not_hang(minilm_path):
         proc.communicate()
         pytest.fail("the forked child hung in the tokenizer")
     assert proc.returncode == 0, err.decode()[-2000:]
+
+
+X86_BF16 = """processor\t: 0
+vendor_id\t: AuthenticAMD
+flags\t\t: fpu vme avx2 avx512f avx512_bf16 avx512_vnni
+"""
+X86_OLD = """processor\t: 0
+flags\t\t: fpu vme avx2 avx512f avx512_vnni
+"""
+ARM_BF16 = """processor\t: 0
+Features\t: fp asimd bf16 i8mm sve
+"""
+
+
+@pytest.mark.parametrize(
+    "cpuinfo, native",
+    [(X86_BF16, True), (X86_OLD, False), (ARM_BF16, True), (None, False)],
+    ids=["x86-avx512_bf16", "x86-without", "arm-bf16", "no-cpuinfo"],
+)
+def test_auto_on_a_cpu_follows_its_bf16_instructions(tmp_path, monkeypatch, cpuinfo, native):
+    from sbert_tutor import compute
+
+    path = tmp_path / "cpuinfo"
+    if cpuinfo is not None:
+        path.write_text(cpuinfo)
+    flags = compute.cpu_flags.__wrapped__(path)
+    assert compute.cpu_has_native_bf16(flags) is native
+    monkeypatch.setattr(compute, "cpu_flags", lambda: flags)
+    assert resolve_compute_dtype("auto", "cpu") == (torch.bfloat16 if native else torch.float32)
+
+
+def test_encode_auto_on_a_cpu_runs_bf16_only_where_native(minilm, monkeypatch, single_thread):
+    """``encode(compute_dtype="auto")`` on a CPU: the bf16 embedding where the CPU has bf16
+    instructions (close to fp32, not equal), the fp32 one where it has not (equal)."""
+    from sbert_tutor import compute
+
+    sentences = ["A man is playing a guitar.", "The weather is lovely today, isn't it?"] * 4
+    fp32 = minilm.encode(sentences, compute_dtype="fp32")
+    bf16 = minilm.encode(sentences, compute_dtype="bf16")
+    monkeypatch.setattr(compute, "cpu_flags", lambda: frozenset({"avx512_bf16"}))
+    np.testing.assert_array_equal(minilm.encode(sentences, compute_dtype="auto"), bf16)
+    assert 1e-6 < np.abs(bf16 - fp32).max() < 2e-2
+    monkeypatch.setattr(compute, "cpu_flags", lambda: frozenset({"avx2"}))
+    np.testing.assert_array_equal(minilm.encode(sentences, compute_dtype="auto"), fp32)
