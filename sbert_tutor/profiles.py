@@ -1,6 +1,6 @@
 """Three profiles, one code path: ``quick``, ``t4`` and ``paper``.
 
-* ``quick``: small *real* subsets, a few minutes a chapter on two CPU cores. CI and the book
+* ``quick``: small *real* subsets, a few minutes a chapter on a laptop-class CPU. CI and the book
   build use it. Its numbers are labelled "quick" everywhere and are never presented as paper
   reproductions.
 * ``t4``: one T4-class GPU (16 GB, fp16 tensor cores, no bf16), the GPU a reader gets on Colab.

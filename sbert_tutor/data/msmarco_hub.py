@@ -108,8 +108,8 @@ def _write(path: Path, header: Sequence[str], rows: Iterable[Sequence[str]]) -> 
 def _missing(what: str, ids: Sequence[str], total: int) -> DataNotFoundError:
     return DataNotFoundError(
         f"{HUB_ID} lacks {len(ids):,} of the {total:,} {what} the library's id lists name "
-        f"(e.g. {', '.join(ids[:3])}), so the project's MS MARCO files cannot be rebuilt from "
-        f"it. Set {DATA_ENV}=/path/to/data (the project's data folder) instead."
+        f"(e.g. {', '.join(ids[:3])}), so the library's MS MARCO files cannot be rebuilt from "
+        f"it. Set {DATA_ENV} to a local data folder with msmarco/ in it instead."
     )
 
 

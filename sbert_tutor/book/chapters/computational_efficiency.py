@@ -645,3 +645,61 @@ def padding_savings(
             }
         )
     return pd.DataFrame(rows).set_index("sentences")
+
+
+#: The recorded run of ``benchmarks/cpu_encode.py`` (every CPU path beside
+#: sentence-transformers' backends, with STSb) the chapter shows.
+CPU_PATHS_RECORD = "cpu_encode_2threads"
+CPU_PATHS_COMMAND = (
+    "SBERT_TUTOR_DATA=<data> HF_HUB_OFFLINE=1 python benchmarks/cpu_encode.py --json auto"
+)
+
+
+def cpu_paths_summary(record: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.Series]:
+    """A recorded ``benchmarks/cpu_encode.py`` result: one row per path (sentences/s, the ratios
+    to this library's fp32 encode and to sentence-transformers' fastest backend, STSb test
+    Spearman x100 and its change from fp32, the largest embedding difference), fastest first,
+    and how it was made (git commit, hardware, native bf16, sentences, repeats, timestamp,
+    command; the backends that could not be loaded, with the reason)."""
+    table = pd.DataFrame(record["results"]).set_index("path")
+    table = table[
+        [
+            "library",
+            "sentences_per_s",
+            "vs_sbert_tutor_fp32",
+            "vs_sentence_transformers_fastest",
+            "stsb_test_spearman",
+            "stsb_points_vs_fp32",
+            "max_abs_diff_vs_sbert_tutor_fp32",
+        ]
+    ].sort_values("sentences_per_s", ascending=False)
+    how = how_recorded(record)
+    extra = {
+        "native bf16": record["provenance"].get("native_bf16"),
+        "OpenVINO": record["provenance"].get("openvino"),
+        "sentences": record.get("n_sentences"),
+        "threads": record.get("threads"),
+        "batch size": record.get("batch_size"),
+        "timed rounds": record.get("repeats"),
+        **{f"not loaded: {k}": v for k, v in record.get("unavailable", {}).items()},
+    }
+    keep = ["git commit", "hardware", "timestamp", "command"]
+    how = pd.concat([how[keep[:2]], pd.Series(extra), how[keep[2:]]]).rename(how.name)
+    return table, how
+
+
+def plot_cpu_paths(table: pd.DataFrame, ax=None):
+    """Sentences/s of each CPU path (bars, this library's and sentence-transformers' in two
+    colours), each labelled with its STSb Spearman change from fp32."""
+    ax = new_axes(ax, figsize=(7, 0.45 * len(table) + 1))
+    ordered = table.sort_values("sentences_per_s")
+    colours = ["C0" if lib == "sbert_tutor" else "C1" for lib in ordered["library"]]
+    ax.barh(ordered.index, ordered["sentences_per_s"], color=colours)
+    for y, (rate, points) in enumerate(
+        zip(ordered["sentences_per_s"], ordered["stsb_points_vs_fp32"], strict=True)
+    ):
+        ax.text(rate, y, f"  STSb {points:+.2f}", va="center", fontsize=8)
+    ax.set_xlabel("sentences / s (median of the timed rounds)")
+    ax.set_xlim(0, ordered["sentences_per_s"].max() * 1.3)
+    ax.set_title("CPU encode paths: this library (blue), sentence-transformers (orange)")
+    return ax
