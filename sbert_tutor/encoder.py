@@ -562,9 +562,9 @@ class SentenceEncoder(nn.Module):
             sentences: strings (a clear error names the first bad item). A single string gives a
                 single vector ``[d]``; an empty list gives an empty result (``[0, d]``).
             batch_size: sentences per forward pass.
-            prompt_name / prompt: an instruction put before every sentence, by its name in the
-                model's :attr:`prompts` or as text; the model's default prompt applies otherwise
-                (``prompt=""`` for none).
+            prompt_name: an instruction put before every sentence, by its name in the model's
+                ``prompts``; the model's default prompt applies otherwise.
+            prompt: the instruction as text (``prompt=""`` for none); wins over ``prompt_name``.
             show_progress_bar: tqdm bar; ``None`` shows one for more than 2,048 sentences.
             output_value: ``"sentence_embedding"``, or ``"token_embeddings"``: one
                 ``[tokens, hidden]`` tensor a sentence.
@@ -575,7 +575,7 @@ class SentenceEncoder(nn.Module):
             device: where to run; ``None`` keeps the model's device. The model goes back to its
                 device afterwards; a device this machine lacks is a ``ValueError`` before any work.
             normalize_embeddings: ``True``: :math:`u / \lVert u \rVert_2`, after ``truncate_dim``.
-                ``False`` adds nothing: a model that normalises (:attr:`normalize`) still does.
+                ``False`` adds nothing: a model that normalises (``normalize``) still does.
             truncate_dim: keep the first ``k`` dimensions (Matryoshka models).
             sort_by_length: smart batching (sort by token count); ``False`` keeps input order,
                 which only exists to measure what sorting buys (book: computational efficiency).

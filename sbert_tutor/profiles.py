@@ -9,7 +9,7 @@
   ``quick``, still not a reproduction of any paper.
 * ``paper``: each chapter's run is its paper's own setup (start model, pooling, data, batch size,
   epochs, learning rate, ...), as far as the library and the hub allow; what still differs, and
-  why, is computed by :func:`sbert_tutor.book.sizes.deviation_table`. Hours of GPU time: chosen
+  why, is computed by :func:`sbert_tutor.book.deviations.deviations`. Hours of GPU time: chosen
   only when asked for.
 
 The profile is ``SBERT_TUTOR_PROFILE`` when set, else ``t4`` when CUDA is available, else
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from sbert_tutor.settings import PROFILE_ENV
 from sbert_tutor.validation import check_choice
 
+#: The profile names, smallest first.
 PROFILES = ("quick", "t4", "paper")
 #: The profile chosen when CUDA is available and ``SBERT_TUTOR_PROFILE`` is unset.
 GPU_PROFILE = "t4"

@@ -22,7 +22,7 @@ the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's
 * ``paper``: each chapter's run is its paper's setup (:mod:`sbert_tutor.book.published`:
   :data:`~sbert_tutor.book.published.SBERT_SETUP`, ``TANEJA_SETUP``, ``SUPMPN_SETUP``,
   ``OH_SETUP``, ``DISTANCE_DILEMMA``): start model and pooling, data, batch size, epochs,
-  learning rate, warm-up, P/Q and margins. :func:`deviation_table` lists what still differs and
+  learning rate, warm-up, P/Q and margins. :func:`~sbert_tutor.book.deviations.deviations` lists what still differs and
   why, computed from these sizes and those setups (a test keeps the reasons in step).
 
 ``None`` means "all" (all pairs, all queries, full epochs).

@@ -154,7 +154,7 @@ class STSData:
         three aligned lists that sentence-transformers' ``EmbeddingSimilarityEvaluator(sentences1,
         sentences2, scores)`` takes.
 
-        Scores may be on any scale (the correlations do not depend on it); :attr:`score_range` is
+        Scores may be on any scale (the correlations do not depend on it); ``score_range`` is
         the range they span. Every sentence must be a non-empty string and every score a finite
         number (the message names the first bad item). ``split`` is ``"user"``, ``source`` says
         these are the user's pairs and how many.

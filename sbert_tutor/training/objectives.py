@@ -16,12 +16,12 @@ name               texts per example                      label       pure funct
 ``supmpn``         anchor, P positives, Q negatives       --          :func:`~sbert_tutor.losses.supmpn`
 ``ce_score``       query, document                        CE logit    :func:`~sbert_tutor.losses.ce_score_regression`
 ``contrastive``    sentence, positive                     --          :func:`~sbert_tutor.losses.in_batch_contrastive`
-``ce_bce``         text1, text2 (one cross-encoder input) 0/1, score  :func:`~sbert_tutor.losses.cross_encoder_bce`
-``ce_mse``         text1, text2 (one cross-encoder input) score       :func:`~sbert_tutor.losses.cross_encoder_mse`
+``ce_bce``         text1, text2 (read as one input)       0/1, score  :func:`~sbert_tutor.losses.cross_encoder_bce`
+``ce_mse``         text1, text2 (read as one input)       score       :func:`~sbert_tutor.losses.cross_encoder_mse`
 =================  =====================================  ==========  ==============================
 
-**Cross-encoders.** ``ce_bce`` and ``ce_mse`` train a :class:`~sbert_tutor.cross_encoder.
-CrossEncoder` instead (:attr:`Objective.model_kind`): its :meth:`Objective.loss` joins each pair
+**Cross-encoders.** ``ce_bce`` and ``ce_mse`` train a
+:class:`~sbert_tutor.cross_encoder.CrossEncoder` instead (:attr:`Objective.model_kind`): its :meth:`Objective.loss` joins each pair
 into one input, computes the logits in one forward pass (:func:`score_rows`) and calls the pure
 function on them; its :meth:`Objective.lengths` counts the pair's tokens together, so the
 trainer's smart batching sorts by the length the model reads. Everything else (AdamW, warm-up,
@@ -108,7 +108,7 @@ def score_rows(model: CrossEncoder, rows: Sequence[Sequence[str]], bucket: Bucke
 
     Each pair is one input ``[CLS] text1 [SEP] text2 [SEP]`` cut to the model's
     ``max_seq_length`` (longest text first), padded to the longest pair of the batch, rounded up
-    with ``bucket`` (:meth:`CrossEncoder.collate`; masked padding).
+    with ``bucket`` (:meth:`~sbert_tutor.cross_encoder.model.CrossEncoder.collate`; masked padding).
     """
     ids, types, _ = model.pair_ids([row[0] for row in rows], [row[1] for row in rows])
     batch = model.collate(ids, types, bucket=bucket)

@@ -55,7 +55,7 @@ def fit(
     Args:
         model: a hub name / folder, or a :class:`~sbert_tutor.encoder.SentenceEncoder` (trained in
             place); for a cross-encoder loss a :class:`~sbert_tutor.cross_encoder.CrossEncoder`
-            (a name is loaded with :meth:`CrossEncoder.from_pretrained`, a new one-logit head
+            (a name is loaded with :meth:`~sbert_tutor.cross_encoder.model.CrossEncoder.from_pretrained`, a new one-logit head
             where the folder has none).
         loss: a registered objective (:data:`~sbert_tutor.training.objectives.OBJECTIVES`):
             ``cosine``, ``softmax``, ``triplet``, ``mnrl``, ``supmpn``, ``ce_score``,
@@ -136,7 +136,7 @@ def fit(
 
 
 def history_entry(log: dict[str, Any], record: TrainingRecord) -> dict[str, Any]:
-    """What :attr:`SentenceEncoder.training_history` keeps of a run (for the model card): the
+    """What ``SentenceEncoder.training_history`` keeps of a run (for the model card): the
     log without the loss curve and the provenance, plus the final loss (mean of the last 10
     steps) and the evaluation points."""
     entry = {k: v for k, v in log.items() if k not in ("loss_curve", "provenance")}

@@ -128,7 +128,7 @@ class Trainer:
             is the kind it trains (:meth:`Objective.check_model`).
         objective: e.g. ``CosineObjective()``; its parameters (the softmax head) are trained too.
         train_data: anything :meth:`Objective.prepare` accepts (lists, DataFrames,
-            ``datasets.Dataset``, ``STSData``, ``NLIData``, :class:`Examples`).
+            ``datasets.Dataset``, ``STSData``, ``NLIData``, :class:`~sbert_tutor.training.examples.Examples`).
         config: :class:`TrainingConfig` (defaults: the SBERT paper's settings).
         evaluator: ``encoder -> {metric: value}``, e.g. :class:`~sbert_tutor.training.STSEvaluator`.
         text_columns, label_column: choose the columns of a table explicitly.

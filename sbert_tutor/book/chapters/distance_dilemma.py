@@ -544,7 +544,7 @@ def margin_activity(
     never reach 0.
 
     Returns:
-        One row per (distance, margin): which runs use it (``this chapter``, ``the study``), the
+        One row per (distance, margin), with which runs use it (``this chapter``, ``the study``), the
         share of triplets whose hinge is active now (%), the mean loss now, and the lowest loss
         any unit vectors could reach, :math:`\max(\varepsilon - 2, 0)`
         (:math:`\max(\varepsilon - 1, 0)` for ``"cosine_relu"``).
