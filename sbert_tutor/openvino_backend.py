@@ -71,7 +71,7 @@ class OpenVINOTransformer(nn.Module):
         config: the transformer's configuration (``hidden_size``, ...), kept for the encoder.
         inputs: the input names the model was converted with (``input_ids``, ``attention_mask``,
             ``token_type_ids``).
-        precision: ``"fp32"`` or ``"bf16"`` (in words, for :meth:`SentenceEncoder.describe`).
+        precision: ``"fp32"`` or ``"bf16"`` (in words, for :meth:`~sbert_tutor.encoder.SentenceEncoder.describe`).
     """
 
     def __init__(self, compiled: Any, config: Any, inputs: list[str], precision: str) -> None:

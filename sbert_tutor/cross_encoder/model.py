@@ -137,7 +137,7 @@ class CrossEncoder(nn.Module):
 
         Hub names are downloaded when online and read from the hub cache offline; local folders
         and packaged copies are found as for the :class:`~sbert_tutor.encoder.SentenceEncoder`
-        (:func:`sbert_tutor.resolve.resolve_model`); :attr:`source` says which was used. The
+        (:func:`sbert_tutor.resolve.resolve_model`); ``source`` says which was used. The
         activation and ``max_seq_length`` come from the folder
         (:mod:`sbert_tutor.cross_encoder.folder`) unless given here.
 
@@ -203,7 +203,7 @@ class CrossEncoder(nn.Module):
     def save(self, path: str | Path) -> Path:
         """Write a folder that :meth:`from_pretrained` and sentence-transformers' ``CrossEncoder``
         (2.x-6.x) load with the same scores: the Hugging Face model, the tokenizer with
-        ``model_max_length`` = :attr:`max_seq_length`, and the activation in ``config.json``.
+        ``model_max_length`` = ``max_seq_length``, and the activation in ``config.json``.
 
         Raises:
             TypeError: the activation is not a ``torch.nn`` module (it could not be named).
@@ -255,7 +255,7 @@ class CrossEncoder(nn.Module):
     def pair_ids(
         self, firsts: Sequence[str], seconds: Sequence[str]
     ) -> tuple[list[list[int]], list[list[int]], int]:
-        """Tokenise pairs without padding, cut to :attr:`max_seq_length` (longest text first).
+        """Tokenise pairs without padding, cut to ``max_seq_length`` (longest text first).
 
         Returns (ids, segment ids, number of pairs cut). Texts are used as given (no stripping),
         as sentence-transformers' ``CrossEncoder`` does.
@@ -323,7 +323,7 @@ class CrossEncoder(nn.Module):
             batch_size: pairs per forward pass (pairs are sorted by token count, so each batch
                 pads little; the scores come back in input order).
             show_progress_bar: a tqdm bar; ``None`` shows one for more than 2,048 pairs.
-            activation_fn: instead of the model's :attr:`activation_fn` for this call
+            activation_fn: instead of the model's ``activation_fn`` for this call
                 (``torch.nn.Identity()`` gives the raw logits).
             apply_softmax: with several labels, softmax over each row after the activation.
             convert_to_numpy, convert_to_tensor: the return type, as in sentence-transformers: an

@@ -82,7 +82,8 @@ def cross_encoder_bce(
 
     .. math::
 
-        y_i = \frac{s_i - s_{\min}}{s_{\max} - s_{\min}} \in [0, 1], \qquad
+        y_i = \frac{s_i - s_{\min}}{s_{\max} - s_{\min}} \in [0, 1],
+
         \mathcal{L} = -\frac{1}{N} \sum_{i=1}^{N}
             \bigl[\, w\, y_i \log \sigma(z_i) + (1 - y_i) \log\bigl(1 - \sigma(z_i)\bigr) \bigr]
 
@@ -128,12 +129,14 @@ def cross_encoder_mse(
     .. math::
 
         \hat y_i = \frac{s_i - s_{\min}}{s_{\max} - s_{\min}}
-            \ \text{(or } s_i \text{ without a range)}, \qquad
+            \ \text{(or } s_i \text{ without a range)},
+
         \mathcal{L} = \frac{1}{N} \sum_{i=1}^{N} \bigl(a(z_i) - \hat y_i\bigr)^2
 
     with :math:`a` the identity (regress the logit itself, e.g. onto a teacher cross-encoder's
-    logits) or :math:`\sigma` (regress the score :meth:`~sbert_tutor.cross_encoder.CrossEncoder.
-    predict` returns onto a similarity in :math:`[0, 1]`).
+    logits) or :math:`\sigma` (regress the score that
+    :meth:`~sbert_tutor.cross_encoder.CrossEncoder.predict` returns onto a similarity in
+    :math:`[0, 1]`).
 
     Args:
         logits: :math:`z_i`, ``[N]`` or ``[N, 1]``.
