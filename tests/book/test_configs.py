@@ -78,3 +78,21 @@ def test_the_trainers_bar_is_tqdm_auto(monkeypatch, tiny_bert):
     config = TrainingConfig(max_steps=2, batch_size=4, show_progress=True)
     Trainer(encoder, CosineObjective(), data, config).train()
     assert made and made[0]["disable"] is False and made[0]["desc"].startswith("train")
+
+
+def test_every_training_chapter_takes_its_settings_from_training_config():
+    """No chapter builds a TrainingConfig by hand (it would miss amp="auto" on CUDA and the
+    progress bar beyond quick); each chapter that trains calls training_config."""
+    import json
+    from pathlib import Path
+
+    book = Path(__file__).resolve().parents[2] / "book"
+    training = []
+    for chapter in sorted(book.glob("*.ipynb")):
+        cells = json.loads(chapter.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        assert "TrainingConfig(" not in code, chapter.name
+        if "seeded_variants(" in code or "fit(" in code:
+            training.append(chapter.stem)
+            assert "training_config(" in code, chapter.name
+    assert len(training) >= 6, training  # chapters 6-12 train
