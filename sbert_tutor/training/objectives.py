@@ -320,6 +320,20 @@ class Objective(nn.Module):
 OBJECTIVES: dict[str, type[Objective]] = {}
 
 
+def check_in_range(
+    examples: Examples, score_range: tuple[float, float], what: str, fix: str
+) -> None:
+    """``ValueError`` naming the first label outside ``score_range`` (inclusive) and ``fix``."""
+    lo, hi = score_range
+    outside = (examples.labels < lo) | (examples.labels > hi)
+    if outside.any():
+        i = int(outside.argmax())
+        raise ValueError(
+            f"{what} {examples.labels[i]:g} of example {i} is outside score_range=({lo:g}, "
+            f"{hi:g}); {fix}"
+        )
+
+
 def register_objective(cls: type[Objective]) -> type[Objective]:
     """Register an :class:`Objective` subclass under its ``name`` (usable as a class decorator).
 
@@ -385,14 +399,12 @@ class CosineObjective(Objective):
     ) -> Examples:
         """As :meth:`Objective.prepare`, and every score must lie in ``score_range``."""
         examples = super().prepare(data, text_columns, label_column)
-        lo, hi = self.score_range
-        outside = (examples.labels < lo) | (examples.labels > hi)
-        if outside.any():
-            i = int(outside.argmax())
-            raise ValueError(
-                f"score {examples.labels[i]:g} of example {i} is outside score_range=({lo:g}, "
-                f"{hi:g}); pass the scale of your scores, e.g. CosineObjective(score_range=(0, 1))"
-            )
+        check_in_range(
+            examples,
+            self.score_range,
+            "score",
+            "pass the scale of your scores, e.g. CosineObjective(score_range=(0, 1))",
+        )
         return examples
 
     def forward(self, embeddings: Tensor, labels: Tensor | None = None) -> Tensor:
@@ -662,15 +674,12 @@ class CrossEncoderObjective(Objective):
         """As :meth:`Objective.prepare`, and with a ``score_range`` every label must lie in it."""
         examples = super().prepare(data, text_columns, label_column)
         if self.score_range is not None:
-            lo, hi = self.score_range
-            outside = (examples.labels < lo) | (examples.labels > hi)
-            if outside.any():
-                i = int(outside.argmax())
-                raise ValueError(
-                    f"label {examples.labels[i]:g} of example {i} is outside score_range=({lo:g}, "
-                    f"{hi:g}); pass the scale of your labels, e.g. "
-                    f"objective_options={{'score_range': (0, 5)}}"
-                )
+            check_in_range(
+                examples,
+                self.score_range,
+                "label",
+                "pass the scale of your labels, e.g. objective_options={'score_range': (0, 5)}",
+            )
         return examples
 
     def loss(
