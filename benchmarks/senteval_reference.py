@@ -17,6 +17,10 @@ Example::
 
     SBERT_TUTOR_DATA=../shared/data HF_HUB_OFFLINE=1 python benchmarks/senteval_reference.py \\
         --senteval /path/to/SentEval --tasks MR,CR --cache /tmp/emb --json out.json
+
+On one thread the seven tasks take hours, so they may be run a few tasks at a time and the runs'
+files merged into one record (``--merge a.json b.json ... --json out.json``, see
+:func:`merge_runs`): every task keeps the run that made it, and every run keeps its provenance.
 """
 
 from __future__ import annotations
@@ -92,9 +96,69 @@ class EmbeddingCache:
         return np.stack([self.rows[self.index[s]] if s else zero for s in sentences])
 
 
+def merge_runs(records: list[dict]) -> dict:
+    """One record of several runs' files, each a few tasks of the same evaluation.
+
+    The runs must agree on what was evaluated: the model, the engine's configuration and the
+    sha256 of every data file; a task may come from one run only. The result has every task's
+    output under ``results`` (with ``"run"``: the index of the run that made it) and, under
+    ``runs``, each run's tasks, SentEval commit and provenance, unchanged.
+    """
+    if len(records) < 2:
+        raise ValueError("--merge needs at least two results files")
+    first = records[0]
+    results: dict = {}
+    runs = []
+    for i, record in enumerate(records):
+        for key in ("model", "engine", "config"):
+            if record.get(key) != first.get(key):
+                raise ValueError(
+                    f"run {i} differs from run 0 in {key!r} ({record.get(key)!r} vs "
+                    f"{first.get(key)!r}): only runs of the same evaluation can be merged"
+                )
+        # the data folder may sit elsewhere on another machine: compare paths below senteval/
+        files = {
+            f.rsplit("/senteval/", 1)[-1]: h
+            for f, h in record["provenance"].get("data_files", {}).items()
+        }
+        if i == 0:
+            first_files = files
+        elif files != first_files:
+            changed = sorted(
+                k for k in files.keys() | first_files.keys() if files.get(k) != first_files.get(k)
+            )
+            raise ValueError(f"run {i} read other data than run 0: {', '.join(changed)}")
+        for task, out in record["results"].items():
+            if task in results:
+                raise ValueError(f"task {task} is in run {results[task]['run']} and run {i}")
+            results[task] = {**out, "run": i}
+        runs.append(
+            {
+                "tasks": list(record["results"]),
+                "senteval_commit": record.get("senteval_commit"),
+                "provenance": record["provenance"],
+            }
+        )
+    order = [t for t in TASKS if t in results] + [t for t in results if t not in TASKS]
+    return {
+        "model": first["model"],
+        "engine": first["engine"],
+        "config": first["config"],
+        "results": {t: results[t] for t in order},
+        "runs": runs,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--senteval", required=True, help="a SentEval checkout (its root folder)")
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="merge these results files (runs of a few tasks each) into --json; nothing is run",
+    )
+    parser.add_argument("--senteval", help="a SentEval checkout (its root folder)")
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--model", default=MODEL)
     parser.add_argument("--cache", default=None, help="embedding cache prefix (PREFIX.json/.npy)")
@@ -102,6 +166,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None)
     parser.add_argument("--log", default=None, help="write SentEval's own log (chosen L2 per fold)")
     args = parser.parse_args(argv)
+    if args.merge:
+        if not args.json:
+            parser.error("--merge writes its record to --json: give the output path")
+        from sbert_tutor.commands.common import write_json
+
+        write_json(args.json, merge_runs([json.loads(Path(p).read_text()) for p in args.merge]))
+        print(f"wrote {args.json}", file=sys.stderr)
+        return 0
+    if not args.senteval:
+        parser.error("--senteval (a SentEval checkout) is required to run tasks")
     if args.log:
         import logging
 

@@ -151,3 +151,33 @@ def test_recorded_senteval_engine_file_loads_beside_published():
     assert set(senteval["results"]) <= set(book.TASK_COLUMNS)
     for task, result in senteval["results"].items():
         assert row[task] == result["acc"]
+
+
+def test_a_merged_record_shows_one_provenance_column_per_run():
+    """benchmarks/senteval_reference.py --merge keeps each run's provenance; the chapter's table
+    shows them side by side, each named after its tasks, with the seconds those tasks took."""
+
+    def prov(sha):
+        return {"git": {"sha": sha, "dirty": False}, "hardware": {"device": "cpu"}}
+
+    merged = {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "results": {
+            "MR": {"acc": 76.0, "seconds": 20.0, "run": 1},
+            "CR": {"acc": 81.0, "seconds": 10.0, "run": 0},
+            "TREC": {"acc": 89.0, "seconds": 5.5, "run": 0},
+        },
+        "runs": [
+            {"tasks": ["CR", "TREC"], "provenance": prov("a" * 40)},
+            {"tasks": ["MR"], "provenance": prov("b" * 40)},
+        ],
+    }
+    table = book.how_recorded_table({"SentEval engine": merged, "absent": None})
+    assert list(table.columns) == ["SentEval engine: CR/TREC", "SentEval engine: MR"]
+    assert table.loc["seconds"].tolist() == [15.5, 20.0]
+    assert table.loc["git commit"].tolist() == ["a" * 12, "b" * 12]
+    assert book.beside_published(None, merged).iloc[0][["MR", "CR", "TREC"]].tolist() == [
+        76,
+        81,
+        89,
+    ]

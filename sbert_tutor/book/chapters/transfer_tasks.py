@@ -148,8 +148,35 @@ def beside_published(
 
 
 def how_recorded_table(runs: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame:
-    """:func:`how_recorded` of each named run, one column a run (absent runs are skipped)."""
-    return pd.DataFrame({name: how_recorded(run) for name, run in runs.items() if run is not None})
+    """:func:`how_recorded` of each named run, one column a run (absent runs are skipped).
+
+    A record merged from several runs of a few tasks each (``benchmarks/senteval_reference.py
+    --merge``) gets one column per run, named after the tasks it made, with the seconds those
+    tasks took."""
+    columns = {}
+    for name, record in runs.items():
+        if record is None:
+            continue
+        for label, part in _parts(name, record):
+            columns[label] = how_recorded(part)
+    return pd.DataFrame(columns)
+
+
+def _parts(name: str, record: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """``record`` itself, or each run of a merged record as a record of its own."""
+    if "runs" not in record:
+        return [(name, record)]
+    return [
+        (
+            f"{name}: {'/'.join(run['tasks'])}",
+            {
+                "model": record.get("model"),
+                "provenance": run["provenance"],
+                "seconds": sum(record["results"][t]["seconds"] for t in run["tasks"]),
+            },
+        )
+        for run in record["runs"]
+    ]
 
 
 def ours_minus_senteval(
@@ -259,7 +286,9 @@ def pooling_normalisation_experiment(
     frame.attrs["provenance"] = {
         **record,
         "model": describe() if callable(describe) else None,
-        "variants": [f"{p}, {'normalised' if n else 'raw'}" for p in sizes.poolings for n in (1, 0)],
+        "variants": [
+            f"{p}, {'normalised' if n else 'raw'}" for p in sizes.poolings for n in (1, 0)
+        ],
     }
     return frame
 
