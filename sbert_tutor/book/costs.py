@@ -61,6 +61,7 @@ from sbert_tutor.book.sizes import (
     MSMarcoSizes,
     PoolingSizes,
     RegressionSizes,
+    RerankingSizes,
     RetrievalMetricsSizes,
     SearchGuidedSizes,
     SupMPNSizes,
@@ -158,9 +159,7 @@ def model_of(start: Any) -> Model:
     (and its 11.7M embedding parameters); names are matched by family."""
     if isinstance(start, WeakStart):
         per_layer = (MINILM_L6.params - 11.7e6) / 6
-        return Model(
-            11.7e6 + per_layer * start.layers, start.layers, 384, 12, start.layers / 6
-        )
+        return Model(11.7e6 + per_layer * start.layers, start.layers, 384, 12, start.layers / 6)
     name = start_name(start).lower()
     if "distilbert" in name:
         return DISTILBERT
@@ -299,8 +298,7 @@ def _regression(s: RegressionSizes) -> Work:
     runs = len(s.seeds)
     scale = _n(s.scale_pairs, ROWS["stsb train"])
     return Work(
-        trains=f"cosine regression on STSb train: {_runs(s, 1)}, "
-        f"{_per_run(s, ROWS['stsb train'])}",
+        trains=f"cosine regression on STSb train: {_runs(s, 1)}, {_per_run(s, ROWS['stsb train'])}",
         evaluates=f"label-scale table on {scale:,} pairs; STSb test",
         train_units=runs * _run_examples(s, ROWS["stsb train"]) * 2 * model_factor(s.start),
         encode_units=2 * scale * model_factor(s.model)
@@ -318,7 +316,8 @@ def _triplet(s: TripletSizes) -> Work:
         f"{_per_run(s, ROWS['nli triplets'])}",
         evaluates=f"margin sweep on {triplets:,} triplets; STSb dev ({eval_pairs:,} pairs)",
         train_units=runs * _run_examples(s, ROWS["nli triplets"]) * 3 * model_factor(s.start),
-        encode_units=3 * triplets * model_factor(s.model) + _sts_eval(eval_pairs, runs + 1, s.start),
+        encode_units=3 * triplets * model_factor(s.model)
+        + _sts_eval(eval_pairs, runs + 1, s.start),
         step=Step(model_of(s.start), {"nli": 3 * s.batch_size}),
     )
 
@@ -347,7 +346,8 @@ def _supmpn(s: SupMPNSizes) -> Work:
         f"{_runs(s, 4)}, {_per_run(s, ROWS['supmpn groups'])} (SupMPN groups)",
         evaluates="STSb test; one fixed batch (all-MiniLM-L6-v2)",
         train_units=len(s.seeds) * per_seed * model_factor(s.start),
-        encode_units=group * s.batch_size + _sts_eval(ROWS["stsb test"], 4 * len(s.seeds) + 1, s.start),
+        encode_units=group * s.batch_size
+        + _sts_eval(ROWS["stsb test"], 4 * len(s.seeds) + 1, s.start),
         step=Step(model_of(s.start), {"nli": group * s.batch_size}),
     )
 
@@ -366,7 +366,9 @@ def _search_guided(s: SearchGuidedSizes) -> Work:
 
 def _distance_dilemma(s: DistanceDilemmaSizes) -> Work:
     queries = ROWS["dev subset queries"] - s.test_queries
-    negatives = ROWS["bm25 candidates"] - 1 if s.negatives_per_query is None else s.negatives_per_query
+    negatives = (
+        ROWS["bm25 candidates"] - 1 if s.negatives_per_query is None else s.negatives_per_query
+    )
     pairs, triplets = queries * (1 + negatives), queries * negatives
     setups = 4 + (3 if s.study_margins else 0)
     factor = model_factor(s.model)
@@ -375,8 +377,7 @@ def _distance_dilemma(s: DistanceDilemmaSizes) -> Work:
     triplet = (setups - 2) * _run_examples(s, triplets) * (q + 2 * p)
     test_passages = min(
         ROWS["corpus_mini"],
-        s.test_queries * (ROWS["bm25 candidates"] + 1)
-        + _n(s.other_passages, ROWS["corpus_mini"]),
+        s.test_queries * (ROWS["bm25 candidates"] + 1) + _n(s.other_passages, ROWS["corpus_mini"]),
     )
     evaluation = (setups + 1) * (test_passages * p + s.test_queries * q) * factor
     return Work(
@@ -405,6 +406,36 @@ def _efficiency(s: EfficiencySizes) -> Work:
     )
 
 
+def _reranking(s: RerankingSizes) -> Work:
+    runs = len(s.seeds)
+    q, p = LENGTH["query"], LENGTH["passage"]
+    train_queries = ROWS["dev subset queries"] - s.test_queries
+    negatives = (
+        ROWS["bm25 candidates"] - 1 if s.negatives_per_query is None else s.negatives_per_query
+    )
+    ce_pairs = train_queries * (1 + negatives)
+    m = s.msmarco_run
+    test_passages = min(
+        ROWS["corpus_mini"],
+        s.test_queries * ROWS["bm25 candidates"] + _n(s.other_passages, ROWS["corpus_mini"]),
+    )
+    k = max(s.depths)
+    stsb_runs = 2 * runs * _run_examples(s, ROWS["stsb train"]) * 2 * model_factor(s.start)
+    return Work(
+        trains=f"cross-encoder and bi-encoder on STSb train: {_runs(s, 2)}, "
+        f"{_per_run(s, ROWS['stsb train'])}; an MS MARCO cross-encoder from "
+        f"{start_label(m.start)}: {_per_run(m, ce_pairs)} ({ce_pairs:,} BM25 pairs)",
+        evaluates=f"STSb test; {s.test_queries} held-out queries over {test_passages:,} "
+        f"passages, top {k} re-ranked",
+        train_units=stsb_runs + _run_examples(m, ce_pairs) * (q + p) * model_factor(m.start),
+        encode_units=_sts_eval(ROWS["stsb test"], 2 * runs + 2, s.start)
+        + 4 * s.cost_pairs * model_factor(s.start)
+        + test_passages * p
+        + s.test_queries * k * (q + p) * model_factor(m.start),
+        step=Step(model_of(m.start), {"passage": m.batch_size}),
+    )
+
+
 WORK: dict[type[ChapterSizes], Callable[[Any], Work]] = {
     CostSizes: _cost,
     PoolingSizes: _pooling,
@@ -419,6 +450,7 @@ WORK: dict[type[ChapterSizes], Callable[[Any], Work]] = {
     SearchGuidedSizes: _search_guided,
     DistanceDilemmaSizes: _distance_dilemma,
     EfficiencySizes: _efficiency,
+    RerankingSizes: _reranking,
 }
 #: The introduction has no sizes: it loads all-MiniLM-L6-v2 and encodes a few sentences.
 INTRODUCTION = "01_introduction"
@@ -431,9 +463,7 @@ def work(kind: type[ChapterSizes], profile: str) -> Work:
 
 def h100_seconds(w: Work) -> float:
     """GPU seconds of a chapter's work on an H100 at the measured rates (no start-up)."""
-    return (
-        w.train_units / H100["train"][0] + w.encode_units / H100["encode"][0] + w.fixed_seconds
-    )
+    return w.train_units / H100["train"][0] + w.encode_units / H100["encode"][0] + w.fixed_seconds
 
 
 def peak_memory_gb(w: Work) -> float:
@@ -454,9 +484,7 @@ def peak_memory_gb(w: Work) -> float:
 
 def _gpu_runs(profile: str, folder: Any = None) -> list[Mapping[str, Any]]:
     return [
-        r
-        for r in recorded_matching(GPU_RECORDS, folder).values()
-        if r.get("profile") == profile
+        r for r in recorded_matching(GPU_RECORDS, folder).values() if r.get("profile") == profile
     ]
 
 
