@@ -128,9 +128,9 @@ def measure_rates(
     pool = list(dict.fromkeys([*sentences1, *sentences2]))[:n_sentences]
     encoder.encode(pool[:batch_size], batch_size=batch_size)  # warm-up
     bi = _median_rate(lambda: encoder.encode(pool, batch_size=batch_size), len(pool), repeats)
-    emb = torch.from_numpy(
-        encoder.encode(pool, batch_size=batch_size, normalize_embeddings=True)
-    ).to(encoder.device)
+    emb = torch.from_numpy(encoder.encode(pool, batch_size=batch_size, normalize_embeddings=True)).to(
+        encoder.device
+    )
     # the product computes n^2 entries, but it settles n(n-1)/2 distinct pairs, which is what
     # extrapolate divides by this rate
     cos = _median_rate(lambda: (emb @ emb.T).max(), pair_count(len(pool)), repeats)

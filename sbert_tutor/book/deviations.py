@@ -164,12 +164,10 @@ def _aspects() -> dict[type[ChapterSizes], list[Aspect]]:
                 "training data",
                 f"the {tj['entailment pairs kept']:,} entailment pairs of {NLI_TRAIN}",
                 taneja_src,
-                lambda s: (
-                    f"the {published.TANEJA_SETUP['entailment pairs kept']:,} entailment "
-                    f"pairs of {NLI_TRAIN}"
-                    if s.examples is None
-                    else f"{s.examples:,} entailment pairs"
-                ),
+                lambda s: f"the {published.TANEJA_SETUP['entailment pairs kept']:,} entailment "
+                f"pairs of {NLI_TRAIN}"
+                if s.examples is None
+                else f"{s.examples:,} entailment pairs",
             ),
         ],
         SupMPNSizes: [
@@ -197,10 +195,8 @@ def _aspects() -> dict[type[ChapterSizes], list[Aspect]]:
                 f"{sm['training data']} inputs built from {sm['premises (SNLI + MNLI)']} "
                 "SNLI + MNLI premises",
                 supmpn_src,
-                lambda s: (
-                    f"one group per premise of {NLI_TRAIN} with an entailment "
-                    "(sbert_tutor.data.nli.supmpn_groups)"
-                ),
+                lambda s: f"one group per premise of {NLI_TRAIN} with an entailment "
+                "(sbert_tutor.data.nli.supmpn_groups)",
             ),
         ],
         SearchGuidedSizes: [
@@ -221,11 +217,9 @@ def _aspects() -> dict[type[ChapterSizes], list[Aspect]]:
                 "sentence pool",
                 NOT_STATED,
                 oh_src,
-                lambda s: (
-                    "every distinct STSb train sentence (STSb test sentences removed)"
-                    if s.pool is None
-                    else f"{s.pool:,} STSb train sentences"
-                ),
+                lambda s: "every distinct STSb train sentence (STSb test sentences removed)"
+                if s.pool is None
+                else f"{s.pool:,} STSb train sentences",
             ),
             Aspect(
                 "teacher",
@@ -258,19 +252,16 @@ def _aspects() -> dict[type[ChapterSizes], list[Aspect]]:
                 "test corpus (passages)",
                 f"{dd['corpus passages (millions)']} million",
                 dd_src,
-                lambda s: (
-                    "the test queries' judged and BM25 passages"
-                    + (" + all of corpus_mini (16,799)" if s.other_passages is None else "")
-                ),
+                lambda s: "the test queries' judged and BM25 passages"
+                + (" + all of corpus_mini (16,799)" if s.other_passages is None else ""),
             ),
             Aspect(
                 "hard negatives and their scores",
                 f"cross-encoder scores ({dd['CE-score transform']}); negatives at least "
                 f"{dd['hard-negative CE-score gap (logits)']} logits below the positive",
                 dd_src,
-                lambda s: (
-                    "BM25 negatives; all-MiniLM-L6-v2's cosines, Platt-scaled on the judgements"
-                ),
+                lambda s: "BM25 negatives; all-MiniLM-L6-v2's cosines, Platt-scaled on the "
+                "judgements",
             ),
         ],
         MSMarcoSizes: [

@@ -92,9 +92,7 @@ def check_notebook(path: str | Path) -> list[str]:
     if badge["cell_type"] != "markdown" or _source(badge) != badge_source(path.name):
         problems.append(f"{path.name}: cell {BADGE_CELL} is not the badge {colab_url(path.name)}")
     if install["cell_type"] != "code" or _source(install) != install_source():
-        problems.append(
-            f"{path.name}: cell {INSTALL_CELL} is not the install cell of {RELEASE_REF}"
-        )
+        problems.append(f"{path.name}: cell {INSTALL_CELL} is not the install cell of {RELEASE_REF}")
     others = [
         i
         for i, c in enumerate(cells)

@@ -259,9 +259,7 @@ def pooling_normalisation_experiment(
     frame.attrs["provenance"] = {
         **record,
         "model": describe() if callable(describe) else None,
-        "variants": [
-            f"{p}, {'normalised' if n else 'raw'}" for p in sizes.poolings for n in (1, 0)
-        ],
+        "variants": [f"{p}, {'normalised' if n else 'raw'}" for p in sizes.poolings for n in (1, 0)],
     }
     return frame
 
