@@ -540,11 +540,11 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             batch_size=16,
             examples=2000,
             cost_pairs=256,
-            test_queries=40,
+            test_queries=30,
             other_passages=0,
             negatives_per_query=3,
             depths=(1, 2, 5, 10, 20),
-            msmarco_run=RunSizes(steps=40, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)),
+            msmarco_run=RunSizes(steps=30, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)),
             **QUICK_RUN,
         ),
         "t4": RerankingSizes(
