@@ -282,7 +282,7 @@ class RerankingSizes(RunSizes):
 
     Attributes:
         cost_pairs: STSb test pairs each model scores while its pairs/s is timed.
-        test_queries: held-out dev-subset queries (:func:`~sbert_tutor.data.split_queries`,
+        test_queries: held-out dev-subset queries (:func:`~sbert_tutor.data.msmarco.split_queries`,
             seed 0); the other queries' BM25 candidates train the MS MARCO cross-encoder.
         other_passages: random ``corpus_mini`` passages searched beyond the test queries' judged
             passages and BM25 candidates (``None``: all of ``corpus_mini``).

@@ -8,7 +8,7 @@ regression of chapter 7; the cross-encoder reads both sentences together and lea
 sentence-transformers' recipe for STSb). :func:`pair_rates` times what each costs a pair.
 
 Part 2 re-ranks all-MiniLM-L6-v2's top-:math:`k` on MS MARCO queries held out by
-:func:`~sbert_tutor.data.split_queries` (:func:`load_rerank_data`), with the published
+:func:`~sbert_tutor.data.msmarco.split_queries` (:func:`load_rerank_data`), with the published
 ``cross-encoder/ms-marco-MiniLM-L6-v2`` when the hub is reachable, else a cross-encoder trained
 here on the other queries' labelled BM25 candidates (:func:`msmarco_reranker`). One scoring of
 the deepest :math:`K` candidates serves every :math:`k \le K`
@@ -29,7 +29,7 @@ import pandas as pd
 
 from sbert_tutor.book.cost import median_seconds
 from sbert_tutor.book.figures import new_axes
-from sbert_tutor.book.seeds import SeededRuns, seeded_variants
+from sbert_tutor.book.seeds import SeededRuns, Verdict, seeded_variants, summarize, verdict
 from sbert_tutor.book.sizes import RerankingSizes, Start, start_name
 from sbert_tutor.book.weak_start import WeakStart, start_label
 from sbert_tutor.cross_encoder import CrossEncoder, NewHeadWarning
@@ -95,11 +95,25 @@ class CrossEncoderStart:
 
 @dataclass(frozen=True)
 class CrossVsBi:
-    """:func:`stsb_cross_vs_bi`: the two seeded runs and one table side by side."""
+    """:func:`stsb_cross_vs_bi`: the two seeded runs, one table side by side, and the
+    cross-encoder's :func:`~sbert_tutor.book.seeds.verdict` against the bi-encoder."""
 
     bi: SeededRuns
     cross: SeededRuns
     table: pd.DataFrame
+    verdict: Verdict
+
+    @property
+    def sentence(self) -> str:
+        """The verdict, and why when the cross-encoder is behind (the chapter glues it)."""
+        if self.verdict.difference >= 0:
+            return self.verdict.sentence
+        return (
+            f"{self.verdict.sentence} The bi-encoder began from a start whose cosines already "
+            f"score {self.bi.start:.2f}; the cross-encoder began from a random head "
+            f"({self.cross.start:.2f}) and had the same steps to learn it and to read the two "
+            "sentences together."
+        )
 
 
 def stsb_cross_vs_bi(
@@ -135,7 +149,10 @@ def stsb_cross_vs_bi(
                 "seeds": int(row["seeds"]),
             }
         )
-    return CrossVsBi(runs[BI], runs[CROSS], pd.DataFrame(rows).set_index("model"))
+    both = replace(runs[BI], table=summarize(pd.concat([runs[BI].runs, runs[CROSS].runs])))
+    return CrossVsBi(
+        runs[BI], runs[CROSS], pd.DataFrame(rows).set_index("model"), verdict(both, CROSS, BI)
+    )
 
 
 def pair_rates(
@@ -194,7 +211,7 @@ class RerankData:
 def load_rerank_data(
     test_queries: int, other_passages: int | None, negatives_per_query: int | None, seed: int = 0
 ) -> RerankData:
-    """Split the 540 dev-subset queries by query (:func:`~sbert_tutor.data.split_queries`,
+    """Split the 540 dev-subset queries by query (:func:`~sbert_tutor.data.msmarco.split_queries`,
     ``seed``); build the test collection and the training rows (:class:`RerankData`)."""
     dev = load_msmarco("msmarco-dev-subset")
     labelled = load_bm25_candidates(with_labels=True)
@@ -288,7 +305,7 @@ def timed_scores(
     """Score the first ``k`` candidates of every query of ``run`` once, timed."""
     start = time.perf_counter()
     scores = cross_encoder_scores(
-        cross_encoder, data.queries, run, data.corpus, k, batch_size, show_progress_bar=True
+        cross_encoder, data.queries, run, data.corpus, k, batch_size, show_progress_bar=None
     )
     pairs = sum(map(len, scores.values()))
     return Scores(scores, k, 1000 * (time.perf_counter() - start) / max(pairs, 1))
@@ -367,8 +384,9 @@ def rerank_verdict(table: pd.DataFrame, reranker: str) -> str:
     change = after - before
     head = f"Re-ranking the top {k} moves MRR@10 from {before:.3f} to {after:.3f} ({change:+.3f})"
     if reranker.startswith("published"):
-        return (
-            head + ", with the published cross-encoder, trained on about 500,000 MS MARCO queries."
+        return head + (
+            ", with the published cross-encoder, trained on over 500,000 MS MARCO training "
+            "examples."
         )
     if change > 0:
         return head + (
@@ -380,8 +398,8 @@ def rerank_verdict(table: pd.DataFrame, reranker: str) -> str:
         f": the cross-encoder trained here ({reranker.removeprefix('trained here: ')}) does not "
         "beat the bi-encoder. It saw a few hundred training queries with one judged passage "
         "each (and, in this profile, only part of them), while all-MiniLM-L6-v2 was trained on "
-        "about a billion pairs and the published cross-encoder on about 500,000 MS MARCO "
-        "queries. The training data and steps, not the architecture, are what is missing here."
+        "about a billion pairs and the published cross-encoder on over 500,000 MS MARCO "
+        "training examples. The training data and steps, not the architecture, are what is missing here."
     )
 
 
