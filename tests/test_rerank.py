@@ -192,3 +192,13 @@ def test_loaders_agree_with_the_raw_candidate_file():
     # the labels agree with the qrels of the subset
     for q in train_with_positive[:50]:
         assert {p for p, lab in labelled[q] if lab} <= set(data.qrels[q])
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from sbert_tutor import rerank as rerank_module
+
+    assert doctest.testmod(rerank_module).failed == 0
+    example = split_queries(["q1", "q2", "q3", "q4"], n_test=1, seed=0)
+    assert (example.test, example.train) == (("q4",), ("q1", "q2", "q3"))  # as its docstring
