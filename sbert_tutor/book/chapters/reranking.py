@@ -353,7 +353,7 @@ def plot_mrr_vs_k(table: pd.DataFrame, ax=None, label: str = "re-ranked"):
     right.plot(reranked.index, reranked["total ms/query"], "s--", color="C1", lw=1)
     right.set_ylabel("ms a query (retrieval + re-ranking)", color="C1")
     right.set_ylim(bottom=0)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="best")
     return ax
 
 
