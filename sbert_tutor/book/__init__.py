@@ -24,7 +24,7 @@ ground floor (``sbert_tutor.book.``)   what it holds
 :mod:`.seeds`, :mod:`.weak_start`      runs over seeds with verdicts; the quick profile's start
 :mod:`.gradients`                      gradients by hand, checked against autograd
 :mod:`.fixed_embeddings`               real data encoded once (chapters 7-10)
-:mod:`.cost`                           measured encode/pair-scoring rates (chapters 2, 9, 13)
+:mod:`.cost`                           measured encode/pair-scoring rates (chapters 2, 9, 13, 14)
 =====================================  =========================================================
 
 =====================================  =========================================================
@@ -43,5 +43,6 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 11 semantic-search guidance            :mod:`.semantic_search_guided`
 12 the distance dilemma                :mod:`.distance_dilemma`
 13 computational efficiency            :mod:`.computational_efficiency`
+14 re-ranking                          :mod:`.reranking`
 =====================================  =========================================================
 """

@@ -61,6 +61,7 @@ from sbert_tutor.book.sizes import (
     MSMarcoSizes,
     PoolingSizes,
     RegressionSizes,
+    RerankingSizes,
     RetrievalMetricsSizes,
     SearchGuidedSizes,
     SupMPNSizes,
@@ -405,6 +406,36 @@ def _efficiency(s: EfficiencySizes) -> Work:
     )
 
 
+def _reranking(s: RerankingSizes) -> Work:
+    runs = len(s.seeds)
+    q, p = LENGTH["query"], LENGTH["passage"]
+    train_queries = ROWS["dev subset queries"] - s.test_queries
+    negatives = (
+        ROWS["bm25 candidates"] - 1 if s.negatives_per_query is None else s.negatives_per_query
+    )
+    ce_pairs = train_queries * (1 + negatives)
+    m = s.msmarco_run
+    test_passages = min(
+        ROWS["corpus_mini"],
+        s.test_queries * ROWS["bm25 candidates"] + _n(s.other_passages, ROWS["corpus_mini"]),
+    )
+    k = max(s.depths)
+    stsb_runs = 2 * runs * _run_examples(s, ROWS["stsb train"]) * 2 * model_factor(s.start)
+    return Work(
+        trains=f"cross-encoder and bi-encoder on STSb train: {_runs(s, 2)}, "
+        f"{_per_run(s, ROWS['stsb train'])}; an MS MARCO cross-encoder from "
+        f"{start_label(m.start)}: {_per_run(m, ce_pairs)} ({ce_pairs:,} BM25 pairs)",
+        evaluates=f"STSb test; {s.test_queries} held-out queries over {test_passages:,} "
+        f"passages, top {k} re-ranked",
+        train_units=stsb_runs + _run_examples(m, ce_pairs) * (q + p) * model_factor(m.start),
+        encode_units=_sts_eval(ROWS["stsb test"], 2 * runs + 2, s.start)
+        + 4 * s.cost_pairs * model_factor(s.start)
+        + test_passages * p
+        + s.test_queries * k * (q + p) * model_factor(m.start),
+        step=Step(model_of(m.start), {"passage": m.batch_size}),
+    )
+
+
 WORK: dict[type[ChapterSizes], Callable[[Any], Work]] = {
     CostSizes: _cost,
     PoolingSizes: _pooling,
@@ -419,6 +450,7 @@ WORK: dict[type[ChapterSizes], Callable[[Any], Work]] = {
     SearchGuidedSizes: _search_guided,
     DistanceDilemmaSizes: _distance_dilemma,
     EfficiencySizes: _efficiency,
+    RerankingSizes: _reranking,
 }
 #: The introduction has no sizes: it loads all-MiniLM-L6-v2 and encodes a few sentences.
 INTRODUCTION = "01_introduction"

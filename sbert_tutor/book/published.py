@@ -249,6 +249,56 @@ SBERT_TABLE2_STSB: dict[str, tuple[float, float, str]] = {
     "SBERT-NLI-STSb-base": (85.35, 0.17, "BERT-base, NLI first, then regression on STSb train"),
 }
 
+#: SBERT paper, Table 2: the cross-encoder (BERT: both sentences read together, a regression
+#: head) beside the bi-encoder (SBERT) trained the same way, STSb test Spearman x100, mean and
+#: std over seeds: ``(setting, model size) -> (BERT, SBERT)``, each ``(mean, std)``.
+SBERT_TABLE2_CROSS_VS_BI: dict[tuple[str, str], tuple[tuple[float, float], tuple[float, float]]] = {
+    ("STSb train", "base"): ((84.30, 0.76), (84.67, 0.19)),
+    ("STSb train", "large"): ((85.64, 0.81), (84.45, 0.43)),
+    ("NLI, then STSb train", "base"): ((88.33, 0.19), (85.35, 0.17)),
+    ("NLI, then STSb train", "large"): ((88.77, 0.46), (86.10, 0.13)),
+}
+SBERT_TABLE2_SOURCE = SBERT.at("Table 2")
+
+
+def published_cross_vs_bi() -> PublishedTable:
+    """SBERT's Table 2 rows of the cross-encoder (BERT-...) and the bi-encoder (SBERT-...)
+    trained the same way: one row a (training, model size), mean and std of each."""
+    rows = []
+    for (setting, size), ((ce, ce_sd), (bi, bi_sd)) in SBERT_TABLE2_CROSS_VS_BI.items():
+        nli = "NLI-" if setting.startswith("NLI") else ""
+        rows.append(
+            {
+                "trained on": setting,
+                "BERT size": size,
+                "cross-encoder": ce,
+                "cross-encoder std": ce_sd,
+                "bi-encoder": bi,
+                "bi-encoder std": bi_sd,
+                "rows of the paper": f"BERT-{nli}STSb-{size} vs SBERT-{nli}STSb-{size}",
+            }
+        )
+    frame = pd.DataFrame(rows)
+    return PublishedTable(
+        table=frame.set_index(["trained on", "BERT size"]),
+        note="published, not computed here: STSb test Spearman x100, mean and std over seeds; "
+        "cross-encoder = the paper's BERT-...-STSb rows, bi-encoder = its SBERT-...-STSb rows",
+        source=SBERT_TABLE2_SOURCE,
+    )
+
+
+#: The published MS MARCO cross-encoder the re-ranking chapter uses online, from its
+#: documentation table: NDCG@10 on TREC DL19 and MRR@10 on MS MARCO dev, both re-ranking
+#: candidate lists (fractions; published as percentages), and the documents a second the table
+#: states (a V100 GPU).
+MSMARCO_CROSS_ENCODER: dict[str, tuple[float, float, int]] = {
+    "cross-encoder/ms-marco-MiniLM-L6-v2": (0.7430, 0.3901, 1800),
+}
+MSMARCO_CROSS_ENCODER_SOURCE = Source(
+    "SBERT.net documentation, Pretrained Models > MS MARCO Cross-Encoders (version 2 models)"
+)
+
+
 #: Wikipedia section distinction (Ein Dor et al., 2018): triplet objective, test accuracy (%).
 #: The SBERT paper reports SBERT-WikiSec-base in its Wikipedia-sections experiment; the same
 #: model is documented as ``bert-base-wikipedia-sections-mean-tokens`` on sbert.net.

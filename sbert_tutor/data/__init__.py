@@ -29,15 +29,19 @@ __all__ += ["load_nli", "load_nli_train", "nli_triplets", "supmpn_groups"]
 from sbert_tutor.data.msmarco import DATASETS as MSMARCO_DATASETS  # noqa: E402
 from sbert_tutor.data.msmarco import (  # noqa: E402
     MSMarcoData,
+    QuerySplit,
     StreamedCorpus,
+    candidate_pairs,
     check_msmarco_dataset,
     load_bm25_candidates,
     load_msmarco,
     sample_msmarco,
+    split_queries,
 )
 
 __all__ += ["MSMARCO_DATASETS", "MSMarcoData", "StreamedCorpus", "check_msmarco_dataset"]
 __all__ += ["load_bm25_candidates", "load_msmarco", "sample_msmarco"]
+__all__ += ["QuerySplit", "candidate_pairs", "split_queries"]
 from sbert_tutor.data.senteval import TRANSFER_TASKS, TransferTask, load_transfer  # noqa: E402
 
 __all__ += ["TRANSFER_TASKS", "TransferTask", "load_transfer"]

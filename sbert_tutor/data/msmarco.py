@@ -564,3 +564,97 @@ def sample_msmarco(
         corpus=corpus,
         notes=(*data.notes, note),
     )
+
+
+# ------------------------------------------------------------------------ split by query
+
+
+@dataclass(frozen=True)
+class QuerySplit:
+    """Query ids in two disjoint parts: ``train`` and ``test`` (each in the order given).
+
+    Attributes:
+        train, test: the query ids of each part; no id is in both.
+        seed: the seed of the draw (:func:`split_queries`).
+    """
+
+    train: tuple[str, ...]
+    test: tuple[str, ...]
+    seed: int
+
+    def describe(self) -> dict[str, Any]:
+        """Sizes and seed (recorded with results computed on the split)."""
+        return {"train_queries": len(self.train), "test_queries": len(self.test), "seed": self.seed}
+
+
+def split_queries(qids: Iterable[Any], n_test: int, seed: int = 0) -> QuerySplit:
+    """Split query ids into train and test **by query**: every id lands on exactly one side.
+
+    The ``n_test`` test ids are :func:`~sbert_tutor.stats.seeded_subset` positions of the
+    distinct ids (first occurrence order), so the same ids and seed always give the same split,
+    whatever the Python hash seed; both sides keep the given order.
+
+    Raises:
+        ValueError: ``n_test`` is not in ``1 .. len(ids) - 1`` (a side would be empty).
+
+    Example:
+        >>> split = split_queries(["q1", "q2", "q3", "q4"], n_test=1, seed=0)
+        >>> split.test, split.train
+        (('q4',), ('q1', 'q2', 'q3'))
+    """
+    ids = list(dict.fromkeys(str(q) for q in qids))
+    if isinstance(n_test, bool) or not isinstance(n_test, int) or not 0 < n_test < len(ids):
+        raise ValueError(
+            f"n_test must be an integer in 1..{len(ids) - 1} (both sides non-empty) for "
+            f"{len(ids)} distinct query ids, got {n_test!r}"
+        )
+    chosen = set(seeded_subset(len(ids), n_test, seed).tolist())
+    test = tuple(q for i, q in enumerate(ids) if i in chosen)
+    train = tuple(q for i, q in enumerate(ids) if i not in chosen)
+    return QuerySplit(train=train, test=test, seed=seed)
+
+
+def candidate_pairs(
+    queries: Mapping[str, str],
+    corpus: Mapping[str, str],
+    candidates: Mapping[str, Iterable[tuple[str, int]]],
+    qids: Iterable[str],
+    negatives_per_query: int | None = None,
+) -> list[tuple[str, str, int]]:
+    """``(query, passage, label)`` training rows from labelled candidate lists.
+
+    For each query of ``qids`` (in that order) that has a relevant candidate: every candidate
+    labelled 1, then the first ``negatives_per_query`` candidates labelled 0 in list order
+    (for :func:`load_bm25_candidates`: the best BM25 ranks, the hardest negatives; ``None``:
+    all). A query with no relevant candidate is skipped (it teaches no contrast). These are the
+    rows the cross-encoder objectives ``ce_bce`` / ``ce_mse`` train on.
+
+    Args:
+        queries: ``{qid: text}``; corpus: ``{pid: passage}`` holding every candidate used.
+        candidates: ``{qid: [(pid, label), ...]}``, e.g. ``load_bm25_candidates(with_labels=True)``.
+        qids: the queries to use (e.g. :attr:`QuerySplit.train`).
+        negatives_per_query: 0-labelled candidates kept a query (``None``: all).
+
+    Raises:
+        KeyError: a query or a candidate passage has no text (the message names it).
+        ValueError: ``negatives_per_query`` is negative.
+    """
+    if negatives_per_query is not None and negatives_per_query < 0:
+        raise ValueError(f"negatives_per_query must be >= 0 or None, got {negatives_per_query}")
+    rows: list[tuple[str, str, int]] = []
+    for qid in qids:
+        items = [(str(p), int(label)) for p, label in candidates.get(qid, ())]
+        positives = [p for p, label in items if label > 0]
+        if not positives:
+            continue
+        negatives = [p for p, label in items if label <= 0][:negatives_per_query]
+        if qid not in queries:
+            raise KeyError(f"query {qid!r} has candidates but no text in queries")
+        for pid, label in [(p, 1) for p in positives] + [(p, 0) for p in negatives]:
+            if pid not in corpus:
+                raise KeyError(
+                    f"candidate passage {pid!r} of query {qid!r} is not in the corpus; load the "
+                    "corpus that holds the candidates (corpus_mini holds every BM25 candidate)"
+                )
+            rows.append((queries[qid], corpus[pid], label))
+    return rows

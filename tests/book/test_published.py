@@ -295,3 +295,38 @@ def test_paper_table_errata_are_the_ones_the_book_reports():
     for name in {paper for paper, _ in PAPER_TABLE_ERRATA} | set(PAPER_OF.values()):
         found |= _average_errata(name)
     assert found == PAPER_TABLE_ERRATA
+
+
+def test_table2_cross_vs_bi_rows_equal_their_transcription():
+    rows = _read("sbert2019_table2_cross.tsv")
+    got = {}
+    for key, _, mean, std in rows:
+        setting, size, kind = key.split("/")
+        got.setdefault((setting, size), {})[kind] = (float(mean), float(std))
+    assert {k: (v["cross"], v["bi"]) for k, v in got.items()} == (
+        published.SBERT_TABLE2_CROSS_VS_BI
+    )
+    # the bi-encoder rows it shares with SBERT_TABLE2_STSB agree
+    assert (
+        published.SBERT_TABLE2_CROSS_VS_BI[("STSb train", "base")][1]
+        == (published.SBERT_TABLE2_STSB["SBERT-STSb-base"][:2])
+    )
+    table = published.published_cross_vs_bi().table
+    assert table.loc[("NLI, then STSb train", "base"), "cross-encoder"] == 88.33
+
+
+@needs_papers
+def test_table2_cross_vs_bi_rows_are_in_the_paper_text():
+    notes = _paper_text("sbert_paper_notes_korean.txt")
+    for _, label, mean, std in _read("sbert2019_table2_cross.tsv"):
+        assert f"{label}\t{mean} ± {std}" in notes, label
+
+
+def test_the_published_msmarco_cross_encoder_equals_its_transcription():
+    rows = {
+        row[0]: (float(row[2]) / 100, float(row[3]) / 100, int(row[4]))
+        for row in _read("sbertnet_ce_msmarco.tsv")
+    }
+    assert rows.keys() == published.MSMARCO_CROSS_ENCODER.keys()
+    for name, values in rows.items():
+        np.testing.assert_allclose(published.MSMARCO_CROSS_ENCODER[name], values, atol=1e-12)

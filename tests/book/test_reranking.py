@@ -1,0 +1,67 @@
+"""Chapter 14's book layer: the cross-encoder start is the bi-encoder start's transformer, and the
+re-ranking table agrees with the library's metrics on a hand-worked run."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+
+from sbert_tutor.book.chapters.reranking import (
+    CrossEncoderStart,
+    Retrieval,
+    Scores,
+    rerank_table,
+    rerank_verdict,
+)
+from sbert_tutor.book.weak_start import WeakStart
+from sbert_tutor.data.msmarco import MSMarcoData
+from sbert_tutor.metrics import evaluate_run
+from sbert_tutor.rerank import merge_reranked
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+
+def test_the_cross_encoder_starts_from_the_same_weights_as_the_bi_encoder():
+    start = WeakStart(layers=1)
+    bi = start.load()
+    ce = CrossEncoderStart(start).load()
+    assert len(ce.model.base_model.encoder.layer) == 1 == ce.model.config.num_hidden_layers
+    ce_state = ce.model.base_model.state_dict()
+    for name, weight in bi.model.state_dict().items():
+        if name.startswith("pooler"):
+            continue
+        assert torch.equal(ce_state[name], weight), name
+    assert ce.num_labels == 1 and "cross-encoder" in CrossEncoderStart(start).label
+    # the head is drawn with the seed: the same seed, the same head
+    again = CrossEncoderStart(start).load()
+    assert torch.equal(again.model.classifier.weight, ce.model.classifier.weight)
+
+
+def _data() -> MSMarcoData:
+    return MSMarcoData(
+        name="msmarco-dev-subset",
+        queries={"q1": "a", "q2": "b"},
+        qrels={"q1": {"c": 1}, "q2": {"x": 1}},
+        corpus={},
+        corpus_name="mini",
+        relevance_threshold=1,
+        source="hand-made",
+    )
+
+
+def test_rerank_table_by_hand():
+    run = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"x": 0.9, "y": 0.5, "z": 0.1}}
+    scores = {"q1": {"a": 0.1, "b": 0.2, "c": 0.9}, "q2": {"x": 0.1, "y": 0.8, "z": 0.9}}
+    table = rerank_table(Retrieval(run, 2.0, 0.0), Scores(scores, 3, 5.0), _data(), (1, 2, 3))
+    # q1's c: rank 3, 3, 3, 1; q2's x: rank 1, 1, 2, 3  -> MRR@10 by k
+    expected = [(1 / 3 + 1) / 2, (1 / 3 + 1) / 2, (1 / 3 + 1 / 2) / 2, (1 + 1 / 3) / 2]
+    assert table["mrr@10"].tolist() == pytest.approx(expected)
+    for k in (1, 2, 3):
+        got = evaluate_run(merge_reranked(run, scores, k), _data().qrels, ks=[10])
+        assert table.loc[k, "ndcg@10"] == pytest.approx(got["ndcg@10"])
+    assert table.loc[3, "total ms/query"] == pytest.approx(2.0 + 3 * 5.0)
+    assert "from 0.667 to 0.667 (+0.000)" in rerank_verdict(table, "trained here: x, 30 steps")
+    assert "does not beat" in rerank_verdict(table, "trained here: x, 30 steps of 16")
+    assert "published" in rerank_verdict(table, "published: some/model")
+    assert isinstance(table, pd.DataFrame)
