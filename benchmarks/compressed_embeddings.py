@@ -88,3 +88,79 @@ def sample_pids(pids: list[str], qrels, n: int) -> list[str]:
     rest = [p for p in pids if p not in judged]
     keep = judged | set(rest[: max(0, n - len(judged))])
     return [p for p in pids if p in keep]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=MODEL)
+    parser.add_argument("--passages", type=int, default=None, help="a smaller corpus (tests)")
+    parser.add_argument("--cache-dir", default="/tmp/sbert_tutor_compressed_embeddings")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from sbert_tutor.book.chapters.compressed_embeddings import compression_table, meets_bar
+    from sbert_tutor.commands.common import write_json
+    from sbert_tutor.provenance import provenance
+
+    encoder, data, qids, qrels, pids, corpus, queries, sts, s1, s2 = load_inputs(args)
+    table = compression_table(
+        queries,
+        corpus,
+        qids,
+        pids,
+        qrels,
+        (s1, s2, sts.scores),
+        top_k=args.top_k,
+        repeats=args.repeats,
+        relevance_threshold=data.relevance_threshold,
+    )
+    with_bar = meets_bar(table)
+    print(table.round(4).to_string())
+    print(with_bar[["memory ratio to float32", f"MRR@{args.top_k} / float32", "meets the bar"]])
+    if args.json:
+        payload = {
+            "benchmark": "compressed_embeddings",
+            "args": vars(args),
+            "data": {
+                "msmarco": data.describe()
+                | {"passages searched": len(pids), "queries evaluated": len(qids)},
+                "sts": {
+                    "task": "stsb",
+                    "split": "test",
+                    "pairs": len(sts.scores),
+                    "source": sts.source,
+                },
+                "int8 ranges": "per-dimension min/max of the passage embeddings (used for STS too)",
+                "sts scores": "cosine (float32, truncation, int8 codes), negative Hamming (binary); "
+                "rescored rows have none",
+                "ties": "measures follow trec_eval: equal scores are ranked by passage id descending",
+            },
+            "bar": {
+                "claim": "binary embeddings with rescoring keep >= 95% of float MRR@10 at >= 16x less memory",
+                "rows": with_bar.reset_index()[["variant", "meets the bar"]].to_dict("records"),
+                "holds": bool(
+                    with_bar.loc[with_bar["rescore multiplier"].notna(), "meets the bar"].any()
+                ),
+            },
+            "results": table.reset_index().to_dict("records"),
+            "provenance": provenance(
+                profile="none",
+                data_files=sorted({str(f) for f in (*data.files, *sts.files)}),
+                model=encoder.describe(),
+                command=["python", *sys.argv],
+                threads=args.threads,
+            ),
+        }
+        print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

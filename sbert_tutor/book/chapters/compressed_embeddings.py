@@ -1,0 +1,246 @@
+r"""Compressed embeddings (chapter 15): bytes a vector against retrieval and STS quality.
+
+Every compressed form is made from the same float32 embeddings :math:`u` (queries, STS
+sentences) and :math:`v` (passages), so that rows differ only in the compression
+(:func:`variants` lists them, :func:`compression_table` measures them):
+
+* ``float32``: exact cosine search, :math:`4d` bytes a vector (the reference);
+* ``int8``: scalar quantisation (:mod:`sbert_tutor.quantize`, ranges from the passages),
+  searched by the inner product of the codes, :math:`d` bytes; ``int8 + rescore xM`` then
+  rescores :math:`kM` candidates with the float query against the dequantised codes;
+* ``binary``: sign bits searched by Hamming distance, :math:`\lceil d/8\rceil` bytes;
+  ``binary + rescore xM (V)`` rescores :math:`kM` Hamming candidates with the float query
+  against ``V``: the int8 codes (kept on disk, :math:`d` bytes a vector read only for the
+  candidates) or the bits themselves (nothing more stored);
+* ``truncate D``: the first :math:`D` coordinates, exact cosine search, :math:`4D` bytes.
+
+STS scores for a pair: cosine (float32, truncation, int8 codes), :math:`-h` for binary; a
+rescored row has none (rescoring needs a float query, and an STS pair has two stored sides).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sbert_tutor.evaluation.sts import correlations
+from sbert_tutor.metrics import Qrels, evaluate_run, run_from_topk
+from sbert_tutor.quantize import bytes_per_vector, quantization_ranges, quantize_embeddings
+from sbert_tutor.quantized_search import hamming_distances, quantized_search
+from sbert_tutor.search import semantic_search
+
+#: Rescoring multipliers and truncation dimensions the chapter and the benchmark measure.
+MULTIPLIERS = (1, 2, 4, 10)
+TRUNCATIONS = (256, 128, 64, 32)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One compressed form of the embeddings.
+
+    Attributes:
+        name: the row label.
+        precision: what the searched index stores (``float32``, ``int8``, ``ubinary``).
+        dim: the dimensions kept (truncation), else the model's.
+        multiplier: the rescoring multiplier :math:`M`, ``None`` without rescoring.
+        rescore_against: ``"int8"``, ``"binary"`` or ``None``.
+    """
+
+    name: str
+    precision: str
+    dim: int
+    multiplier: int | None = None
+    rescore_against: str | None = None
+
+    def index_bytes(self) -> int:
+        """Bytes a vector of the searched index (held in memory)."""
+        return bytes_per_vector(self.dim, self.precision)
+
+    def rescore_bytes(self) -> int:
+        """Bytes a vector of extra rescoring vectors (on disk, read for candidates only)."""
+        return bytes_per_vector(self.dim, "int8") if self.rescore_against == "int8" else 0
+
+
+def variants(
+    dim: int,
+    multipliers: Sequence[int] = MULTIPLIERS,
+    truncations: Sequence[int] = TRUNCATIONS,
+    int8_multiplier: int = 4,
+) -> list[Variant]:
+    """The rows of the chapter's table for a ``dim``-dimensional model (module docstring)."""
+    rows = [
+        Variant("float32", "float32", dim),
+        Variant("int8", "int8", dim),
+        Variant(f"int8 + rescore x{int8_multiplier}", "int8", dim, int8_multiplier, "int8"),
+        Variant("binary", "ubinary", dim),
+    ]
+    for against in ("int8", "binary"):
+        rows += [
+            Variant(f"binary + rescore x{m} ({against})", "ubinary", dim, m, against)
+            for m in multipliers
+        ]
+    rows += [Variant(f"truncate {t}", "float32", t) for t in truncations if t < dim]
+    return rows
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The corpus in every form the variants search: float32, int8 codes, packed bits."""
+
+    float32: np.ndarray
+    int8: np.ndarray
+    ubinary: np.ndarray
+    ranges: np.ndarray
+
+    @classmethod
+    def from_embeddings(cls, corpus: np.ndarray) -> Stored:
+        """Quantise ``corpus`` once; the int8 ranges are the passages' own."""
+        ranges = quantization_ranges(corpus)
+        return cls(
+            float32=np.asarray(corpus, dtype=np.float32),
+            int8=quantize_embeddings(corpus, "int8", ranges=ranges),
+            ubinary=quantize_embeddings(corpus, "ubinary"),
+            ranges=ranges,
+        )
+
+
+def search_variant(
+    variant: Variant, queries: np.ndarray, stored: Stored, top_k: int = 10
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, indices)`` of the queries' top ``top_k`` under ``variant``."""
+    if variant.precision == "float32":
+        d = variant.dim
+        return semantic_search(
+            queries[:, :d], stored.float32[:, :d], top_k=top_k, score="cosine", device="cpu"
+        )
+    rescoring = variant.multiplier is not None
+    if variant.precision == "int8":
+        return quantized_search(
+            queries,
+            stored.int8,
+            "int8",
+            top_k,
+            ranges=stored.ranges,
+            rescoring=rescoring,
+            rescore_multiplier=variant.multiplier or 1,
+        )
+    if variant.rescore_against == "int8":
+        return quantized_search(
+            queries,
+            stored.ubinary,
+            "ubinary",
+            top_k,
+            rescore_multiplier=variant.multiplier,
+            rescore_embeddings=stored.int8,
+            rescore_precision="int8",
+            ranges=stored.ranges,
+        )
+    return quantized_search(
+        queries,
+        stored.ubinary,
+        "ubinary",
+        top_k,
+        rescoring=rescoring,
+        rescore_multiplier=variant.multiplier or 1,
+    )
+
+
+def pair_scores(
+    variant: Variant, first: np.ndarray, second: np.ndarray, ranges: np.ndarray
+) -> np.ndarray | None:
+    """Similarity of each STS pair under ``variant``; ``None`` for rescored rows."""
+    if variant.multiplier is not None:
+        return None
+    if variant.precision == "ubinary":
+        a, b = quantize_embeddings(first, "ubinary"), quantize_embeddings(second, "ubinary")
+        xor = np.unpackbits(a ^ b, axis=1)[:, : variant.dim]
+        return -xor.sum(axis=1).astype(float)
+    if variant.precision == "int8":
+        first = quantize_embeddings(first, "int8", ranges=ranges).astype(np.float64)
+        second = quantize_embeddings(second, "int8", ranges=ranges).astype(np.float64)
+    a = np.asarray(first, dtype=np.float64)[:, : variant.dim]
+    b = np.asarray(second, dtype=np.float64)[:, : variant.dim]
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return (a * b).sum(axis=1) / np.maximum(norms, 1e-12)
+
+
+def compression_table(
+    query_embeddings: np.ndarray,
+    corpus_embeddings: np.ndarray,
+    qids: Sequence[str],
+    pids: Sequence[str],
+    qrels: Qrels,
+    sts_pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    rows: Sequence[Variant] | None = None,
+    top_k: int = 10,
+    repeats: int = 3,
+    relevance_threshold: int = 1,
+) -> pd.DataFrame:
+    """One row a variant: bytes, memory ratio, MRR@10, nDCG@10, STS Spearman, queries/s.
+
+    Args:
+        query_embeddings, corpus_embeddings: float32 ``[n_q, d]`` and ``[n, d]``.
+        qids, pids: the ids of their rows; ``qrels`` judges them.
+        sts_pairs: ``(first, second, gold)`` embeddings and scores of an STS set, or ``None``.
+        rows: the variants (default :func:`variants`).
+        repeats: searches timed per variant (the median gives queries/s).
+    """
+    dim = corpus_embeddings.shape[1]
+    stored = Stored.from_embeddings(corpus_embeddings)
+    full = bytes_per_vector(dim, "float32")
+    out = []
+    for v in rows or variants(dim):
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            scores, indices = search_variant(v, query_embeddings, stored, top_k)
+            times.append(time.perf_counter() - start)
+        measures = evaluate_run(
+            run_from_topk(qids, pids, scores, indices), qrels, [top_k], relevance_threshold
+        )
+        spearman = np.nan
+        if sts_pairs is not None:
+            predicted = pair_scores(v, sts_pairs[0], sts_pairs[1], stored.ranges)
+            if predicted is not None:
+                spearman = correlations(predicted, sts_pairs[2])[0]
+        out.append(
+            {
+                "variant": v.name,
+                "index": v.precision if v.precision != "ubinary" else "binary",
+                "dims": v.dim,
+                "rescore multiplier": v.multiplier,
+                "rescored against": v.rescore_against,
+                "bytes a vector (memory)": v.index_bytes(),
+                "bytes a vector (disk, rescoring)": v.rescore_bytes(),
+                "memory ratio to float32": full / v.index_bytes(),
+                f"MRR@{top_k}": measures[f"mrr@{top_k}"],
+                f"nDCG@{top_k}": measures[f"ndcg@{top_k}"],
+                "STSb Spearman": spearman,
+                "queries/s": len(query_embeddings) / float(np.median(times)),
+            }
+        )
+    table = pd.DataFrame(out).set_index("variant")
+    table[f"MRR@{top_k} / float32"] = table[f"MRR@{top_k}"] / table.loc["float32", f"MRR@{top_k}"]
+    return table
+
+
+def hamming_check(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Hamming distance of each row pair of two float arrays (for the chapter's exercise)."""
+    a, b = quantize_embeddings(first, "ubinary"), quantize_embeddings(second, "ubinary")
+    return np.array([hamming_distances(x, y)[0, 0] for x, y in zip(a, b, strict=True)])
+
+
+def meets_bar(table: pd.DataFrame, keep: float = 0.95, ratio: float = 16.0) -> pd.DataFrame:
+    """Rows with at least ``ratio`` x less memory than float32 keeping ``keep`` of its MRR@10."""
+    mrr = [c for c in table.columns if c.startswith("MRR@") and c.endswith("/ float32")][0]
+    small = table[table["memory ratio to float32"] >= ratio]
+    return small.assign(**{"meets the bar": small[mrr] >= keep})
+
+
+def records_frame(record: Mapping) -> pd.DataFrame:
+    """A recorded benchmark's rows as a table indexed by variant."""
+    return pd.DataFrame(record["results"]).set_index("variant")
