@@ -275,6 +275,18 @@ class EfficiencySizes(ChapterSizes):
     search_corpus: int
 
 
+@dataclass(frozen=True, kw_only=True)
+class CompressionSizes(ChapterSizes):
+    """Chapter 15 (compressed embeddings): MS MARCO dev-subset queries searched (``None``: all),
+    random passages beyond their judged and BM25 candidates (``None``: the whole mini corpus),
+    STSb test pairs (``None``: all) and search-timing repeats."""
+
+    queries: int | None
+    other_passages: int | None
+    sts_pairs: int | None
+    repeats: int
+
+
 QUICK_RUN: dict[str, Any] = {"start": QUICK_START, "lr": QUICK_LR, "seeds": QUICK_SEEDS}
 T4_RUN: dict[str, Any] = {"start": T4_START, "lr": T4_LR, "seeds": T4_SEEDS}
 #: SBERT's own setup (Reimers & Gurevych 2019; :data:`~sbert_tutor.book.published.SBERT_SETUP`):
@@ -515,6 +527,11 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             sts_sentences=5000, passages=2000, repeats=5, search_corpus=1_000_000
         ),
     },
+    CompressionSizes: {
+        "quick": CompressionSizes(queries=100, other_passages=500, sts_pairs=None, repeats=2),
+        "t4": CompressionSizes(queries=None, other_passages=None, sts_pairs=None, repeats=3),
+        "paper": CompressionSizes(queries=None, other_passages=None, sts_pairs=None, repeats=3),
+    },
 }
 
 #: sizes class -> the chapter (notebook stem in ``book/``) that reads it.
@@ -532,6 +549,7 @@ CHAPTERS: dict[type[ChapterSizes], str] = {
     SearchGuidedSizes: "11_semantic_search_guided",
     DistanceDilemmaSizes: "12_distance_dilemma",
     EfficiencySizes: "13_computational_efficiency",
+    CompressionSizes: "15_compressed_embeddings",
 }
 
 S = TypeVar("S", bound=ChapterSizes)

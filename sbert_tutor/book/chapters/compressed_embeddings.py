@@ -27,6 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.recorded import recorded_results
+from sbert_tutor.book.sizes import CompressionSizes
+from sbert_tutor.data import load_sts
+from sbert_tutor.data.msmarco import load_bm25_candidates, load_msmarco, sample_msmarco
+from sbert_tutor.data.sts import sample_sts
+from sbert_tutor.evaluation.retrieval import select_queries
 from sbert_tutor.evaluation.sts import correlations
 from sbert_tutor.metrics import Qrels, evaluate_run, run_from_topk
 from sbert_tutor.quantize import bytes_per_vector, quantization_ranges, quantize_embeddings
@@ -241,6 +248,93 @@ def meets_bar(table: pd.DataFrame, keep: float = 0.95, ratio: float = 16.0) -> p
     return small.assign(**{"meets the bar": small[mrr] >= keep})
 
 
-def records_frame(record: Mapping) -> pd.DataFrame:
-    """A recorded benchmark's rows as a table indexed by variant."""
-    return pd.DataFrame(record["results"]).set_index("variant")
+#: The recorded full-corpus run (``benchmarks/compressed_embeddings.py``).
+RECORD = "compressed_embeddings_cpu"
+
+
+def recorded_table(record: Mapping | None = None) -> pd.DataFrame | None:
+    """The recorded run's rows as a table indexed by variant (``None`` if never recorded)."""
+    record = recorded_results(RECORD) if record is None else record
+    return None if record is None else pd.DataFrame(record["results"]).set_index("variant")
+
+
+@dataclass(frozen=True)
+class LiveData:
+    """Float32 embeddings of an MS MARCO sample and of STSb test, with their ids and notes."""
+
+    queries: np.ndarray
+    corpus: np.ndarray
+    qids: list[str]
+    pids: list[str]
+    qrels: Qrels
+    sts: tuple[np.ndarray, np.ndarray, np.ndarray]
+    note: str
+
+
+def live_data(encoder, sizes: CompressionSizes, batch_size: int = 64) -> LiveData:
+    """Encode the chapter's live sample once (sizes from :class:`CompressionSizes`): the first
+    ``sizes.queries`` dev-subset queries, their judged passages and BM25 top-20 candidates and
+    ``sizes.other_passages`` random others, and the STSb test pairs."""
+    data = load_msmarco("msmarco-dev-subset", "mini")
+    if sizes.queries is not None or sizes.other_passages is not None:
+        data = sample_msmarco(
+            data, sizes.queries, sizes.other_passages, candidates=load_bm25_candidates()
+        )
+    queries, qrels = select_queries(data.queries, data.qrels, data.relevance_threshold)
+    qids, pids = list(queries), list(data.corpus)
+    q = encoder.encode([queries[i] for i in qids], batch_size=batch_size)
+    c = encoder.encode(
+        [data.corpus[p] for p in pids], batch_size=batch_size, show_progress_bar=True
+    )
+    sts = load_sts("stsb", "test")
+    if sizes.sts_pairs is not None:
+        sts = sample_sts(sts, sizes.sts_pairs)
+    s1 = encoder.encode(sts.sentences1, batch_size=batch_size)
+    s2 = encoder.encode(sts.sentences2, batch_size=batch_size)
+    note = (
+        f"MS MARCO dev subset: {len(qids)} queries over {len(pids):,} passages "
+        f"({'; '.join(data.notes[-1:]) or data.corpus_name}); STSb test: {len(sts.scores):,} pairs"
+    )
+    return LiveData(q, c, qids, pids, qrels, (s1, s2, np.asarray(sts.scores)), note)
+
+
+def plot_bytes_vs_quality(table: pd.DataFrame, metric: str = "MRR@10", ax=None, title=None):
+    """``metric`` against bytes a vector in memory (log x): one marker a variant, families
+    joined (truncation, binary rescoring against int8 and against bits)."""
+    ax = new_axes(ax, figsize=(7, 4.2))
+    x = table["bytes a vector (memory)"]
+    families = {
+        "float32": table.index == "float32",
+        "truncation": table.index.str.startswith("truncate"),
+        "int8": table.index.str.startswith("int8"),
+        "binary, no rescoring": table.index == "binary",
+        "binary + rescore (int8)": table.index.str.endswith("(int8)"),
+        "binary + rescore (bits)": table.index.str.endswith("(binary)"),
+    }
+    markers = dict(zip(families, "o^sDvP", strict=True))
+    for (label, mask), color in zip(families.items(), [f"C{i}" for i in range(6)], strict=True):
+        if not mask.any():
+            continue
+        ax.scatter(
+            x[mask], table.loc[mask, metric], label=label, marker=markers[label], color=color
+        )
+        if label.startswith("binary +"):
+            for name, row in table[mask].iterrows():
+                ax.annotate(
+                    f"x{int(row['rescore multiplier'])}",
+                    (row["bytes a vector (memory)"], row[metric]),
+                    textcoords="offset points",
+                    xytext=(4, -3 if "int8" in name else 3),
+                    fontsize=7,
+                )
+    ax.axhline(0.95 * table.loc["float32", metric], color="#999999", lw=0.8, ls="--")
+    ax.text(
+        x.min(), 0.95 * table.loc["float32", metric], " 95% of float32", va="bottom", fontsize=8
+    )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("bytes a vector held in memory (log scale)")
+    ax.set_ylabel(metric)
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    return ax
