@@ -117,16 +117,25 @@ def _best_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return np.take_along_axis(vals, order, axis=1), np.take_along_axis(cols, order, axis=1)
 
 
-def hamming_distances(query_bits: np.ndarray, corpus_bits: np.ndarray) -> np.ndarray:
-    """``[n_q, n]`` Hamming distances between packed bit vectors (NumPy popcount of the XOR)."""
+def hamming_distances(
+    query_bits: np.ndarray, corpus_bits: np.ndarray, chunk_size: int = 16_384
+) -> np.ndarray:
+    """``[n_q, n]`` Hamming distances between packed bit vectors: a NumPy popcount of the XOR,
+    8 bytes at a time when the width allows, ``chunk_size`` corpus rows at a time (the XOR of
+    one chunk, ``n_q * chunk_size`` words, is the largest temporary)."""
     q = _as_ubinary(query_bits)
     c = _as_ubinary(corpus_bits)
     if q.ndim == 1:
         q = q[None]
-    width = q.shape[1]
-    if width % 8 == 0 and c.shape[1] == width:  # 8 bytes at a time
+    if q.shape[1] % 8 == 0 and c.shape[1] == q.shape[1]:
         q, c = np.ascontiguousarray(q).view(np.uint64), np.ascontiguousarray(c).view(np.uint64)
-    return np.bitwise_count(q[:, None, :] ^ c[None, :, :]).sum(axis=2, dtype=np.int64)
+    out = np.empty((q.shape[0], c.shape[0]), dtype=np.int64)
+    for start in range(0, c.shape[0], chunk_size):
+        piece = c[start : start + chunk_size]
+        out[:, start : start + len(piece)] = np.bitwise_count(q[:, None, :] ^ piece[None]).sum(
+            axis=2, dtype=np.int64
+        )
+    return out
 
 
 def hamming_search(

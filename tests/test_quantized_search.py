@@ -49,6 +49,7 @@ def test_hamming_distances_equal_unpacked_count():
     qb, cb = quantize_embeddings(q, "ubinary"), quantize_embeddings(c, "ubinary")
     expected = ((q[:, None, :] > 0) != (c[None, :, :] > 0)).sum(axis=2)
     assert np.array_equal(hamming_distances(qb, cb), expected)
+    assert np.array_equal(hamming_distances(qb, cb, chunk_size=7), expected)  # corpus in pieces
     # int8 "binary" storage gives the same distances
     assert np.array_equal(
         hamming_distances(quantize_embeddings(q, "binary"), quantize_embeddings(c, "binary")),

@@ -43,5 +43,6 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 11 semantic-search guidance            :mod:`.semantic_search_guided`
 12 the distance dilemma                :mod:`.distance_dilemma`
 13 computational efficiency            :mod:`.computational_efficiency`
+15 compressed embeddings               :mod:`.compressed_embeddings`
 =====================================  =========================================================
 """

@@ -37,9 +37,19 @@ from sbert_tutor.evaluation.retrieval import select_queries
 from sbert_tutor.evaluation.sts import correlations
 from sbert_tutor.metrics import Qrels, evaluate_run, run_from_topk
 from sbert_tutor.quantize import bytes_per_vector, quantization_ranges, quantize_embeddings
-from sbert_tutor.quantized_search import hamming_distances, quantized_search
+from sbert_tutor.quantized_search import quantized_search
 from sbert_tutor.search import semantic_search
 
+#: The columns of :func:`compression_table` the chapter shows.
+COLUMNS = [
+    "bytes a vector (memory)",
+    "memory ratio to float32",
+    "MRR@10",
+    "MRR@10 / float32",
+    "nDCG@10",
+    "STSb Spearman",
+    "queries/s",
+]
 #: Rescoring multipliers and truncation dimensions the chapter and the benchmark measure.
 MULTIPLIERS = (1, 2, 4, 10)
 TRUNCATIONS = (256, 128, 64, 32)
@@ -235,12 +245,6 @@ def compression_table(
     return table
 
 
-def hamming_check(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Hamming distance of each row pair of two float arrays (for the chapter's exercise)."""
-    a, b = quantize_embeddings(first, "ubinary"), quantize_embeddings(second, "ubinary")
-    return np.array([hamming_distances(x, y)[0, 0] for x, y in zip(a, b, strict=True)])
-
-
 def meets_bar(table: pd.DataFrame, keep: float = 0.95, ratio: float = 16.0) -> pd.DataFrame:
     """Rows with at least ``ratio`` x less memory than float32 keeping ``keep`` of its MRR@10."""
     mrr = [c for c in table.columns if c.startswith("MRR@") and c.endswith("/ float32")][0]
@@ -337,4 +341,103 @@ def plot_bytes_vs_quality(table: pd.DataFrame, metric: str = "MRR@10", ax=None, 
     if title:
         ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="lower right")
+    return ax
+
+
+# ------------------------------------------------------------------------------ Matryoshka
+
+
+def truncation_spearman(
+    encoder, sts, dims: Sequence[int], batch_size: int = 64
+) -> dict[int, float]:
+    """STSb Spearman x 100 of the cosine of the first ``D`` coordinates, for each ``D`` in
+    ``dims`` (both sides encoded once)."""
+    first = encoder.encode(sts.sentences1, batch_size=batch_size)
+    second = encoder.encode(sts.sentences2, batch_size=batch_size)
+    gold = np.asarray(sts.scores)
+    return {
+        int(d): correlations(
+            pair_scores(Variant("", "float32", int(d)), first, second, None), gold
+        )[0]
+        for d in dims
+    }
+
+
+def matryoshka_study(
+    sizes: CompressionSizes, config, pairs, sts, show_progress: bool = True
+) -> pd.DataFrame:
+    """Train ``mnrl`` and ``matryoshka_mnrl`` (dims ``sizes.matryoshka_dims``, weights 1) alike
+    from the same start, once per seed, and score every run at every truncation.
+
+    Args:
+        sizes: the chapter's sizes (start, seeds, examples, dims).
+        config: the runs' :class:`~sbert_tutor.training.TrainingConfig` (its seed is replaced).
+        pairs: the training pairs (as :func:`~sbert_tutor.training.recipe.fit` takes them).
+        sts: the STS pairs scored (an ``STSData``).
+
+    Returns:
+        A long table: ``variant`` (``start``, ``MNRL``, ``Matryoshka MNRL``), ``seed``, ``dims``,
+        ``spearman``.
+    """
+    import copy
+    import dataclasses
+
+    from tqdm.auto import tqdm
+
+    from sbert_tutor.book.weak_start import load_start
+    from sbert_tutor.training import fit
+
+    dims = tuple(sizes.matryoshka_dims)
+    base = load_start(sizes.start)
+    base.eval()
+    rows = [
+        {"variant": "start", "seed": None, "dims": d, "spearman": s}
+        for d, s in truncation_spearman(base, sts, dims).items()
+    ]
+    variants = {
+        "MNRL": ("mnrl", {"scale": 20.0}),
+        "Matryoshka MNRL": ("matryoshka_mnrl", {"scale": 20.0, "dims": dims}),
+    }
+    runs = [(name, seed) for name in variants for seed in sizes.seeds]
+    for name, seed in tqdm(runs, desc="training runs", disable=not show_progress):
+        loss, options = variants[name]
+        run = fit(
+            copy.deepcopy(base),
+            loss,
+            pairs,
+            dataclasses.replace(config, seed=seed),
+            objective_options=options,
+            max_examples=sizes.examples,
+        )
+        run.encoder.eval()
+        rows += [
+            {"variant": name, "seed": seed, "dims": d, "spearman": s}
+            for d, s in truncation_spearman(run.encoder, sts, dims).items()
+        ]
+        del run
+    return pd.DataFrame(rows)
+
+
+def truncation_table(study: pd.DataFrame) -> pd.DataFrame:
+    """Mean STSb Spearman (over seeds) by variant (rows) and kept dimensions (columns)."""
+    table = study.groupby(["variant", "dims"], sort=False)["spearman"].mean().unstack("dims")
+    return table[sorted(table.columns, reverse=True)]
+
+
+def plot_truncation(study: pd.DataFrame, ax=None):
+    """STSb Spearman against the dimensions kept (log x): the mean over seeds, each seed faint."""
+    ax = new_axes(ax, figsize=(7, 4))
+    styles = {"start": ("C7", ":"), "MNRL": ("C0", "-"), "Matryoshka MNRL": ("C3", "-")}
+    for name, group in study.groupby("variant", sort=False):
+        color, line = styles.get(name, ("C2", "-"))
+        mean = group.groupby("dims")["spearman"].mean()
+        ax.plot(mean.index, mean.values, marker="o", color=color, ls=line, label=name)
+        for _, seed_rows in group.dropna(subset=["seed"]).groupby("seed"):
+            ax.plot(seed_rows["dims"], seed_rows["spearman"], color=color, alpha=0.25, lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(study["dims"].unique()))
+    ax.set_xticklabels([str(d) for d in sorted(study["dims"].unique())])
+    ax.set_xlabel("dimensions kept (the first D)")
+    ax.set_ylabel("STSb test Spearman x 100")
+    ax.legend(fontsize=8)
     return ax
