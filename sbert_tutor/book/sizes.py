@@ -544,8 +544,8 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
     },
     CompressionSizes: {
         "quick": CompressionSizes(
-            queries=100,
-            other_passages=500,
+            queries=60,
+            other_passages=200,
             sts_pairs=None,
             repeats=2,
             steps=40,

@@ -388,7 +388,7 @@ def matryoshka_study(
     from tqdm.auto import tqdm
 
     from sbert_tutor.book.weak_start import load_start
-    from sbert_tutor.training import fit
+    from sbert_tutor.training.recipe import fit
 
     dims = tuple(sizes.matryoshka_dims)
     base = load_start(sizes.start)
