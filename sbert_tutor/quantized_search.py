@@ -57,7 +57,6 @@ from sbert_tutor.quantize import check_precision, quantization_ranges, quantize_
 __all__ = [
     "code_search",
     "dequantize_embeddings",
-    "float_search",
     "hamming_distances",
     "hamming_search",
     "quantized_search",
@@ -358,19 +357,11 @@ def quantized_search(
         first, cand = code_search(
             quantize_embeddings(u, corpus_precision, ranges=ranges), corpus_embeddings, k
         )
-    else:
-        first, cand = float_search(u, corpus_embeddings, k)
+    else:  # a float corpus: exact dot-product search
+        from sbert_tutor.search import semantic_search
+
+        first, cand = semantic_search(u, corpus_embeddings, top_k=k, score="dot", device="cpu")
     if not rescoring:
         return first[:, :top_k], cand[:, :top_k]
     stored = corpus_embeddings if rescore_embeddings is None else rescore_embeddings
     return rescore(u, cand, stored, precision, int(top_k), ranges=ranges)
-
-
-def float_search(
-    query_embeddings: np.ndarray, corpus_embeddings: np.ndarray, top_k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Exact dot-product top-k of float vectors (``float64`` scores; ties by lower index)."""
-    q = np.asarray(query_embeddings, dtype=np.float64)
-    c = np.asarray(corpus_embeddings, dtype=np.float64)
-    _check_pair(q, c, top_k)
-    return _best_k(q @ c.T, int(top_k))

@@ -248,3 +248,11 @@ def test_bytes_per_vector():
         48,
     ]
     assert bytes_per_vector(100, "binary") == 13
+
+
+def test_float32_corpus_is_exact_dot_product_search():
+    q, c = _data(dim=16)
+    scores, ids = quantized_search(q, c, "float32", 5, rescoring=False)
+    full = q.astype(np.float64) @ c.astype(np.float64).T
+    assert np.array_equal(ids, np.argsort(-full, axis=1, kind="stable")[:, :5])
+    np.testing.assert_allclose(scores, np.sort(full, axis=1)[:, ::-1][:, :5], rtol=1e-5)
