@@ -305,46 +305,86 @@ def live_data(encoder, sizes: CompressionSizes, batch_size: int = 64) -> LiveDat
     return LiveData(q, c, qids, pids, qrels, (s1, s2, np.asarray(sts.scores)), note)
 
 
-def plot_bytes_vs_quality(table: pd.DataFrame, metric: str = "MRR@10", ax=None, title=None):
-    """``metric`` against bytes a vector in memory (log x): one marker a variant, families
-    joined (truncation, binary rescoring against int8 and against bits)."""
-    ax = new_axes(ax, figsize=(7, 4.2))
-    x = table["bytes a vector (memory)"]
-    families = {
+def plot_bytes_vs_quality(
+    table: pd.DataFrame,
+    metric: str = "MRR@10",
+    axes=None,
+    title: str | None = None,
+    multiplier: int = 4,
+):
+    """Two panels. Left: ``metric`` against bytes a vector held in memory (log x), one marker a
+    variant (binary rescoring at ``multiplier``). Right: binary rescoring's ``metric`` against the
+    rescore multiplier, against int8 codes and against the bits, with float32 and unrescored
+    binary as lines. A dashed line marks 95% of float32 in both."""
+    from sbert_tutor.book.figures import new_panels
+
+    left, right = new_panels(axes, 2, figsize=(10, 4))
+    full = table.loc["float32", metric]
+    shown = {
         "float32": table.index == "float32",
         "truncation": table.index.str.startswith("truncate"),
-        "int8": table.index.str.startswith("int8"),
+        "int8": table.index == "int8",
         "binary, no rescoring": table.index == "binary",
-        "binary + rescore (int8)": table.index.str.endswith("(int8)"),
-        "binary + rescore (bits)": table.index.str.endswith("(binary)"),
+        f"binary + rescore x{multiplier} (int8)": table.index
+        == f"binary + rescore x{multiplier} (int8)",
+        f"binary + rescore x{multiplier} (bits)": table.index
+        == f"binary + rescore x{multiplier} (binary)",
     }
-    markers = dict(zip(families, "o^sDvP", strict=True))
-    for (label, mask), color in zip(families.items(), [f"C{i}" for i in range(6)], strict=True):
-        if not mask.any():
-            continue
-        ax.scatter(
-            x[mask], table.loc[mask, metric], label=label, marker=markers[label], color=color
+    for (label, mask), marker, color in zip(
+        shown.items(), "o^sDvP", [f"C{i}" for i in range(6)], strict=True
+    ):
+        if mask.any():
+            left.scatter(
+                table.loc[mask, "bytes a vector (memory)"],
+                table.loc[mask, metric],
+                label=label,
+                marker=marker,
+                color=color,
+            )
+    for _, row in table[shown["truncation"]].iterrows():
+        left.annotate(
+            f"{int(row['dims'])} dims",
+            (row["bytes a vector (memory)"], row[metric]),
+            textcoords="offset points",
+            xytext=(5, -4),
+            fontsize=7,
         )
-        if label.startswith("binary +"):
-            for name, row in table[mask].iterrows():
-                ax.annotate(
-                    f"x{int(row['rescore multiplier'])}",
-                    (row["bytes a vector (memory)"], row[metric]),
-                    textcoords="offset points",
-                    xytext=(4, -3 if "int8" in name else 3),
-                    fontsize=7,
-                )
-    ax.axhline(0.95 * table.loc["float32", metric], color="#999999", lw=0.8, ls="--")
-    ax.text(
-        x.min(), 0.95 * table.loc["float32", metric], " 95% of float32", va="bottom", fontsize=8
+    left.set_xscale("log", base=2)
+    left.set_xlabel("bytes a vector held in memory (log scale)")
+    left.set_ylabel(metric)
+    left.legend(fontsize=7, loc="lower right")
+    for (suffix, label), color in zip(
+        (("(int8)", "rescored against int8"), ("(binary)", "rescored against the bits")),
+        ("C4", "C5"),
+        strict=True,
+    ):
+        rows = table[
+            table.index.str.startswith("binary + rescore") & table.index.str.endswith(suffix)
+        ]
+        rows = rows.sort_values("rescore multiplier")
+        right.plot(rows["rescore multiplier"], rows[metric], marker="o", color=color, label=label)
+    right.axhline(full, color="C0", lw=1, label="float32")
+    right.axhline(table.loc["binary", metric], color="C3", lw=1, label="binary, no rescoring")
+    right.set_xscale("log")
+    right.set_xticks(sorted(table["rescore multiplier"].dropna().unique()))
+    right.set_xticklabels([f"{m:g}" for m in sorted(table["rescore multiplier"].dropna().unique())])
+    right.set_xlabel("rescore multiplier m (candidates: 10 m)")
+    right.set_ylabel(metric)
+    right.legend(fontsize=7, loc="lower right")
+    for ax in (left, right):
+        ax.axhline(0.95 * full, color="#999999", lw=0.8, ls="--")
+    left.text(
+        table["bytes a vector (memory)"].min(),
+        0.95 * full,
+        "95% of float32 ",
+        ha="left",
+        va="top",
+        fontsize=7,
+        color="#666666",
     )
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("bytes a vector held in memory (log scale)")
-    ax.set_ylabel(metric)
     if title:
-        ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, loc="lower right")
-    return ax
+        left.figure.suptitle(title, fontsize=10)
+    return left, right
 
 
 # ------------------------------------------------------------------------------ Matryoshka
