@@ -81,3 +81,14 @@ def quantize_embeddings(
         return q.astype(np.uint8) if precision == "uint8" else (q - 128).astype(np.int8)
     bits = np.packbits(x > 0, axis=-1)
     return bits if precision == "ubinary" else (bits.astype(np.int16) - 128).astype(np.int8)
+
+
+def bytes_per_vector(dim: int, precision: str) -> int:
+    r"""Bytes one ``dim``-dimensional vector takes in ``precision``: :math:`4d`, :math:`d` or
+    :math:`\lceil d/8 \rceil` (float32, int8/uint8, binary/ubinary)."""
+    check_precision(precision)
+    if precision == "float32":
+        return 4 * dim
+    if precision in ("int8", "uint8"):
+        return dim
+    return -(-dim // 8)

@@ -44,5 +44,6 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 12 the distance dilemma                :mod:`.distance_dilemma`
 13 computational efficiency            :mod:`.computational_efficiency`
 14 re-ranking                          :mod:`.reranking`
+15 compressed embeddings               :mod:`.compressed_embeddings`
 =====================================  =========================================================
 """

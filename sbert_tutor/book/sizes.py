@@ -301,6 +301,33 @@ class RerankingSizes(RunSizes):
     reranker: str = "cross-encoder/ms-marco-MiniLM-L6-v2"
 
 
+@dataclass(frozen=True, kw_only=True)
+class CompressionSizes(ChapterSizes):
+    """Chapter 15 (compressed embeddings): MS MARCO dev-subset queries searched (``None``: all),
+    random passages beyond their judged and BM25 candidates (``None``: the whole mini corpus),
+    STSb test pairs (``None``: all) and search-timing repeats; then the Matryoshka study, the
+    plain MNRL objective and its Matryoshka-wrapped twin trained alike on NLI entailment
+    pairs: ``steps`` (or ``epochs``), ``batch_size``, ``examples``, ``start``, ``lr``,
+    ``warmup_ratio``, ``seeds`` (as :class:`RunSizes`) and the prefix lengths ``matryoshka_dims``
+    (the Matryoshka loss's and the truncations evaluated). Not a :class:`RunSizes`: no paper's
+    setup is followed (Kusupati et al. 2022 train vision and BERT classifiers; sentence-
+    transformers' example is an illustration), so the paper profile uses the t4 sizes."""
+
+    queries: int | None
+    other_passages: int | None
+    sts_pairs: int | None
+    repeats: int
+    steps: int | None
+    epochs: int = 1
+    batch_size: int
+    examples: int | None = None
+    start: str | Start | WeakStart
+    lr: float
+    warmup_ratio: float = 0.1
+    seeds: tuple[int, ...]
+    matryoshka_dims: tuple[int, ...] = (384, 256, 128, 64, 32)
+
+
 QUICK_RUN: dict[str, Any] = {"start": QUICK_START, "lr": QUICK_LR, "seeds": QUICK_SEEDS}
 T4_RUN: dict[str, Any] = {"start": T4_START, "lr": T4_LR, "seeds": T4_SEEDS}
 #: SBERT's own setup (Reimers & Gurevych 2019; :data:`~sbert_tutor.book.published.SBERT_SETUP`):
@@ -582,6 +609,38 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             sts_sentences=5000, passages=2000, repeats=5, search_corpus=1_000_000
         ),
     },
+    CompressionSizes: {
+        "quick": CompressionSizes(
+            queries=60,
+            other_passages=200,
+            sts_pairs=None,
+            repeats=2,
+            steps=40,
+            batch_size=32,
+            examples=1280,
+            **QUICK_RUN,
+        ),
+        "t4": CompressionSizes(
+            queries=None,
+            other_passages=None,
+            sts_pairs=None,
+            repeats=3,
+            steps=200,
+            batch_size=64,
+            examples=None,
+            **T4_RUN,
+        ),
+        "paper": CompressionSizes(
+            queries=None,
+            other_passages=None,
+            sts_pairs=None,
+            repeats=3,
+            steps=200,
+            batch_size=64,
+            examples=None,
+            **T4_RUN,
+        ),
+    },
 }
 
 #: sizes class -> the chapter (notebook stem in ``book/``) that reads it.
@@ -600,6 +659,7 @@ CHAPTERS: dict[type[ChapterSizes], str] = {
     DistanceDilemmaSizes: "12_distance_dilemma",
     EfficiencySizes: "13_computational_efficiency",
     RerankingSizes: "14_reranking",
+    CompressionSizes: "15_compressed_embeddings",
 }
 
 S = TypeVar("S", bound=ChapterSizes)

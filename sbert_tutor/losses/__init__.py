@@ -13,6 +13,7 @@ them (one registered objective per function).
 * ``multiple_negatives_ranking`` -- MNRL / InfoNCE with in-batch (and hard) negatives
 * ``supmpn`` -- SupMPN: multiple positives and negatives per anchor
 * ``in_batch_contrastive`` -- in-batch contrastive objective (= MNRL without hard negatives)
+* ``matryoshka_loss`` -- any of these at several embedding prefixes (Matryoshka, Kusupati et al.)
 * ``cross_encoder_bce`` -- a cross-encoder's logit vs. a 0/1 label or a score in [0, 1] (BCE)
 * ``cross_encoder_mse`` -- a cross-encoder's (activated) logit vs. a score (MSE)
 """
@@ -28,6 +29,7 @@ from sbert_tutor.losses.classification import (
     softmax_classification,
 )
 from sbert_tutor.losses.cross_encoder import CE_ACTIVATIONS, cross_encoder_bce, cross_encoder_mse
+from sbert_tutor.losses.matryoshka import check_matryoshka_dims, matryoshka_loss, shrink
 from sbert_tutor.losses.ranking import (
     cosine_matrix,
     in_batch_contrastive,
@@ -51,6 +53,7 @@ __all__ = [
     "SoftmaxClassifier",
     "ce_score_regression",
     "check_features",
+    "check_matryoshka_dims",
     "concat_features",
     "cosine_matrix",
     "cosine_regression",
@@ -59,8 +62,10 @@ __all__ = [
     "feature_dim",
     "feature_label",
     "in_batch_contrastive",
+    "matryoshka_loss",
     "multiple_negatives_ranking",
     "pairwise_distance",
+    "shrink",
     "softmax_classification",
     "supmpn",
     "triplet",

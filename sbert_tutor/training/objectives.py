@@ -16,6 +16,7 @@ name               texts per example                      label       pure funct
 ``supmpn``         anchor, P positives, Q negatives       --          :func:`~sbert_tutor.losses.supmpn`
 ``ce_score``       query, document                        CE logit    :func:`~sbert_tutor.losses.ce_score_regression`
 ``contrastive``    sentence, positive                     --          :func:`~sbert_tutor.losses.in_batch_contrastive`
+``matryoshka_mnrl``  as ``mnrl``                          --          :func:`~sbert_tutor.losses.matryoshka_loss` of ``mnrl``
 ``ce_bce``         text1, text2 (read as one input)       0/1, score  :func:`~sbert_tutor.losses.cross_encoder_bce`
 ``ce_mse``         text1, text2 (read as one input)       score       :func:`~sbert_tutor.losses.cross_encoder_mse`
 =================  =====================================  ==========  ==============================
@@ -78,6 +79,7 @@ from sbert_tutor.losses import (
     supmpn,
     triplet,
 )
+from sbert_tutor.losses.matryoshka import check_matryoshka_dims, matryoshka_loss
 from sbert_tutor.training.examples import Examples, to_examples
 from sbert_tutor.validation import check_choice
 
@@ -524,6 +526,51 @@ class MNRLObjective(Objective):
 
     def settings(self) -> dict[str, Any]:
         return {"name": self.name, "scale": self.scale, "symmetric": self.symmetric}
+
+
+@register_objective
+class MatryoshkaMNRLObjective(MNRLObjective):
+    """MNRL at several embedding prefixes (:func:`~sbert_tutor.losses.matryoshka_loss`):
+    sentence-transformers' ``MatryoshkaLoss(model, MultipleNegativesRankingLoss(model), dims,
+    weights, n_dims_per_step)``. Examples and options as ``mnrl``, plus ``dims`` (the prefix
+    lengths; default the model's dimension :math:`d` and :math:`d/2, d/4, d/8, d/16`),
+    ``weights`` (default 1 each) and ``n_dims_per_step`` (``-1``: every dimension every step)."""
+
+    name = "matryoshka_mnrl"
+
+    def __init__(
+        self,
+        embedding_dim: int,
+        scale: float = 20.0,
+        symmetric: bool = False,
+        hard_negatives: bool = False,
+        dims: Sequence[int] | None = None,
+        weights: Sequence[float] | None = None,
+        n_dims_per_step: int = -1,
+    ) -> None:
+        super().__init__(scale, symmetric, hard_negatives)
+        if dims is None:
+            dims = [embedding_dim // 2**i for i in range(5) if embedding_dim // 2**i > 0]
+        self.dims, self.weights = check_matryoshka_dims(dims, weights)
+        if max(self.dims) > embedding_dim:
+            raise ValueError(
+                f"Matryoshka dims {list(self.dims)} exceed the model's {embedding_dim} dimensions"
+            )
+        self.n_dims_per_step = int(n_dims_per_step)
+
+    def forward(self, embeddings: Tensor, labels: Tensor | None = None) -> Tensor:
+        return matryoshka_loss(
+            super().forward, (embeddings,), self.dims, self.weights, self.n_dims_per_step
+        )
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            **super().settings(),
+            "name": self.name,
+            "dims": list(self.dims),
+            "weights": list(self.weights),
+            "n_dims_per_step": self.n_dims_per_step,
+        }
 
 
 @register_objective
