@@ -54,6 +54,7 @@ from sbert_tutor.book.sizes import (
     SIZES,
     ChapterSizes,
     ClassificationSizes,
+    CompressionSizes,
     CostSizes,
     DistanceDilemmaSizes,
     EfficiencySizes,
@@ -436,6 +437,29 @@ def _reranking(s: RerankingSizes) -> Work:
     )
 
 
+def _compression(s: CompressionSizes) -> Work:
+    runs = len(s.seeds)
+    q, p = LENGTH["query"], LENGTH["passage"]
+    queries = _n(s.queries, ROWS["dev subset queries"])
+    passages = min(
+        ROWS["corpus_mini"],
+        queries * ROWS["bm25 candidates"] + _n(s.other_passages, ROWS["corpus_mini"]),
+    )
+    sts_pairs = _n(s.sts_pairs, ROWS["stsb test"])
+    return Work(
+        trains=f"MNRL and Matryoshka MNRL on entailment pairs: {_runs(s, 2)}, "
+        f"{_per_run(s, ROWS['entailment pairs'])}",
+        evaluates=f"{queries} queries over {passages:,} passages and STSb test, float32 / int8 / "
+        f"binary / truncated; the trained models on STSb test at {len(s.matryoshka_dims)} sizes",
+        train_units=2 * runs * _run_examples(s, ROWS["entailment pairs"]) * 2 * model_factor(s.start),
+        encode_units=queries * q
+        + passages * p
+        + 2.0 * sts_pairs
+        + _sts_eval(ROWS["stsb test"], 2 * runs, s.start),
+        step=Step(model_of(s.start), {"nli": 2 * s.batch_size}),
+    )
+
+
 WORK: dict[type[ChapterSizes], Callable[[Any], Work]] = {
     CostSizes: _cost,
     PoolingSizes: _pooling,
@@ -451,6 +475,7 @@ WORK: dict[type[ChapterSizes], Callable[[Any], Work]] = {
     DistanceDilemmaSizes: _distance_dilemma,
     EfficiencySizes: _efficiency,
     RerankingSizes: _reranking,
+    CompressionSizes: _compression,
 }
 #: The introduction has no sizes: it loads all-MiniLM-L6-v2 and encodes a few sentences.
 INTRODUCTION = "01_introduction"
