@@ -170,8 +170,16 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             parser.error("--merge writes its record to --json: give the output path")
         from sbert_tutor.commands.common import write_json
+        from sbert_tutor.provenance import provenance
 
-        write_json(args.json, merge_runs([json.loads(Path(p).read_text()) for p in args.merge]))
+        merged = merge_runs([json.loads(Path(p).read_text()) for p in args.merge])
+        # how this record was put together; how each part was made is under "runs"
+        merged["provenance"] = provenance(
+            profile=merged["runs"][0]["provenance"].get("profile"),
+            command=["benchmarks/senteval_reference.py", *(sys.argv[1:] if argv is None else argv)],
+            merged_from=[Path(p).name for p in args.merge],
+        )
+        write_json(args.json, merged)
         print(f"wrote {args.json}", file=sys.stderr)
         return 0
     if not args.senteval:

@@ -57,6 +57,9 @@ def test_tasks_keep_their_run_and_runs_their_provenance(ref, tmp_path):
     assert [r["tasks"] for r in merged["runs"]] == [["CR"], ["MR"]]
     assert [r["provenance"]["git"]["sha"] for r in merged["runs"]] == ["sha-a", "sha-b"]
     assert merged["model"] == "m" and merged["config"] == a["config"]
+    # the record says how it was put together
+    assert merged["provenance"]["merged_from"] == ["a.json", "b.json"]
+    assert merged["provenance"]["command"][-3:] == [str(paths[1]), "--json", str(out)]
 
 
 def test_refuses_runs_of_another_evaluation(ref):

@@ -179,12 +179,24 @@ def _parts(name: str, record: Mapping[str, Any]) -> list[tuple[str, Mapping[str,
     ]
 
 
+def _task_items(record: Mapping[str, Any]) -> dict[str, int]:
+    """The items a recorded run evaluated per task (its test items; a cross-validated task's test
+    folds cover every item), where the record says."""
+    if "table" in record:
+        return {row["task"]: int(row["n_test"]) for row in record["table"] if "n_test" in row}
+    return {task: int(out["ntest"]) for task, out in record["results"].items() if "ntest" in out}
+
+
 def ours_minus_senteval(
     ours: Mapping[str, Any] | None, senteval: Mapping[str, Any] | None
 ) -> pd.DataFrame | None:
-    """Per task both runs finished: our accuracy, SentEval's engine's, and the difference
-    (points), then their means over those same tasks (``avg of the N common tasks``); ``None``
-    when a run is missing."""
+    """Per task both runs finished: our accuracy, SentEval's engine's, the difference (points)
+    and the items each run evaluated, then the accuracies' means over those same tasks (``avg
+    of the N common tasks``); ``None`` when a run is missing.
+
+    The item counts differ where SentEval's own loader reads a file differently from
+    :mod:`sbert_tutor.data.senteval` (MR and SUBJ: it cuts lines at the byte 0x85); there the two
+    runs classify different items and agree only roughly."""
     if ours is None or senteval is None:
         return None
     a, b = _task_accuracies(ours), _task_accuracies(senteval)
@@ -193,11 +205,14 @@ def ours_minus_senteval(
     theirs = [b[t] for t in tasks]
     mine.append(float(np.mean(mine)))
     theirs.append(float(np.mean(theirs)))
+    items_a, items_b = _task_items(ours), _task_items(senteval)
     return pd.DataFrame(
         {
             "sbert-tutor": mine,
             "SentEval engine": theirs,
             "difference": [x - y for x, y in zip(mine, theirs, strict=True)],
+            "items (sbert-tutor)": pd.array([items_a.get(t) for t in tasks] + [None], "Int64"),
+            "items (SentEval engine)": pd.array([items_b.get(t) for t in tasks] + [None], "Int64"),
         },
         index=pd.Index([*tasks, f"avg of the {len(tasks)} common tasks"], name="task"),
     )
