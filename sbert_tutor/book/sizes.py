@@ -275,6 +275,16 @@ class EfficiencySizes(ChapterSizes):
     search_corpus: int
 
 
+@dataclass(frozen=True, kw_only=True)
+class ApproximateIndexSizes(ChapterSizes):
+    """Chapter 16 (approximate indexes): pool texts embedded and indexed while the book builds
+    (a seeded sample), MS MARCO dev-small queries searched, and timing repeats."""
+
+    corpus: int
+    queries: int
+    repeats: int
+
+
 QUICK_RUN: dict[str, Any] = {"start": QUICK_START, "lr": QUICK_LR, "seeds": QUICK_SEEDS}
 T4_RUN: dict[str, Any] = {"start": T4_START, "lr": T4_LR, "seeds": T4_SEEDS}
 #: SBERT's own setup (Reimers & Gurevych 2019; :data:`~sbert_tutor.book.published.SBERT_SETUP`):
@@ -515,6 +525,11 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             sts_sentences=5000, passages=2000, repeats=5, search_corpus=1_000_000
         ),
     },
+    ApproximateIndexSizes: {
+        "quick": ApproximateIndexSizes(corpus=3000, queries=300, repeats=3),
+        "t4": ApproximateIndexSizes(corpus=20_000, queries=1000, repeats=3),
+        "paper": ApproximateIndexSizes(corpus=50_000, queries=2000, repeats=5),
+    },
 }
 
 #: sizes class -> the chapter (notebook stem in ``book/``) that reads it.
@@ -532,6 +547,7 @@ CHAPTERS: dict[type[ChapterSizes], str] = {
     SearchGuidedSizes: "11_semantic_search_guided",
     DistanceDilemmaSizes: "12_distance_dilemma",
     EfficiencySizes: "13_computational_efficiency",
+    ApproximateIndexSizes: "16_approximate_indexes",
 }
 
 S = TypeVar("S", bound=ChapterSizes)
