@@ -24,8 +24,9 @@ kind             FAISS index                          build knobs           sear
   down, keeping the ``efSearch`` best candidates seen on the bottom layer (``efConstruction``
   while building). Larger ``efSearch``: more of the graph visited, higher recall, slower.
 * **IVF** (inverted file; Jégou et al., 2011) clusters the corpus with k-means into ``nlist``
-  cells with centroids :math:`\mu_1..\mu_{nlist}`, stores each vector in the list of its nearest
-  centroid, and at search time scores the query against the centroids, then exactly against the
+  cells with centroids :math:`\mu_1..\mu_{nlist}` (for ``"cosine"`` and ``"dot"`` FAISS runs
+  spherical k-means: unit-norm centroids, assignment by inner product), stores each vector in
+  the list of its best centroid, and at search time scores the query against the centroids, then exactly against the
   vectors of the ``nprobe`` best cells only: about :math:`nlist\cdot d + nprobe\,(n/nlist)\,d`
   work a query. ``nprobe = nlist`` visits every list: exact search.
 * **IVF-PQ** stores, instead of each vector, a *product-quantisation* code of its residual
@@ -57,6 +58,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,7 +68,7 @@ import numpy as np
 from sbert_tutor.search import SCORE_FUNCTIONS
 
 __all__ = ["BUILD_KNOBS", "INDEX_KINDS", "SEARCH_KNOBS", "AnnIndex", "build_index"]
-__all__ += ["default_nlist", "knn_recall_at_k"]
+__all__ += ["SmallTrainingSetWarning", "default_nlist", "knn_recall_at_k"]
 
 INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw", "ivf_flat", "ivf_pq")
 #: Build knobs of each kind and their defaults (``nlist=None``: :func:`default_nlist`).
@@ -254,6 +256,33 @@ def _build_knobs(kind: str, n: int, d: int, given: Mapping[str, Any]) -> dict[st
     return knobs
 
 
+#: k-means points a centroid below which FAISS calls its training set too small.
+MIN_POINTS_PER_CENTROID = 39
+
+
+class SmallTrainingSetWarning(UserWarning):
+    """Fewer training vectors than k-means wants (39 a centroid): the centroids may be poor."""
+
+
+def _quiet_kmeans(index: Any, kind: str, n: int, knobs: Mapping[str, Any]) -> None:
+    """One Python warning instead of FAISS's line per k-means run (48 for a 48-slice PQ)."""
+    wanted = {"nlist": knobs["nlist"]}
+    index.cp.min_points_per_centroid = 1
+    if kind == "ivf_pq":
+        wanted["2**nbits"] = 2 ** knobs["nbits"]
+        index.pq.cp.min_points_per_centroid = 1
+    small = {k: v for k, v in wanted.items() if n < MIN_POINTS_PER_CENTROID * v}
+    if small:
+        name, k = next(iter(small.items()))
+        warnings.warn(
+            f"{kind}: {n} training vectors for {name}={k} k-means centroids; k-means wants at "
+            f"least {MIN_POINTS_PER_CENTROID} a centroid ({MIN_POINTS_PER_CENTROID * k}), so "
+            "the centroids may be poor (recall suffers, results stay valid)",
+            SmallTrainingSetWarning,
+            stacklevel=3,
+        )
+
+
 def build_index(
     embeddings: Any,
     kind: str,
@@ -312,6 +341,7 @@ def build_index(
             index = faiss.IndexIVFPQ(
                 quantizer, d, settings["nlist"], settings["m"], settings["nbits"], faiss_metric
             )
+        _quiet_kmeans(index, kind, n, settings)
         index.train(x)
     index.add(x)
     seconds = time.perf_counter() - start

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 import pytest
 
-from sbert_tutor.ann import build_index, knn_recall_at_k
+from sbert_tutor.ann import SmallTrainingSetWarning, build_index, knn_recall_at_k
 from sbert_tutor.metrics import recall_at_k
 from sbert_tutor.search import semantic_search
 
@@ -85,7 +86,8 @@ def hand_ivf(queries, corpus, centroids, nprobe, k):
         probed = np.argsort(-(centroids @ qi))[:nprobe]
         members = np.flatnonzero(np.isin(cell, probed))
         s = c[members] @ qi
-        out.append(members[np.argsort(-s, kind="stable")[:k]])
+        top = members[np.argsort(-s, kind="stable")[:k]]
+        out.append(np.pad(top, (0, k - len(top)), constant_values=-1))  # -1: not found
     return np.array(out)
 
 
@@ -206,3 +208,12 @@ def test_missing_faiss_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "faiss", None)
     with pytest.raises(ImportError, match=r"pip install sbert-tutor\[faiss\]"):
         build_index(np.eye(3, dtype=np.float32), "flat")
+
+
+def test_small_training_set_warns_once_in_python():
+    _, corpus = clustered(n=600)
+    with pytest.warns(SmallTrainingSetWarning, match="nlist=30 k-means centroids"):
+        build_index(corpus, "ivf_flat", nlist=30)  # 600 < 39 * 30
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_index(corpus, "ivf_flat", nlist=12)  # 600 >= 39 * 12: no warning
