@@ -66,6 +66,8 @@ from typing import Any
 import numpy as np
 
 from sbert_tutor.search import SCORE_FUNCTIONS
+from sbert_tutor.similarity import as_matrix
+from sbert_tutor.validation import check_choice
 
 __all__ = ["BUILD_KNOBS", "INDEX_KINDS", "SEARCH_KNOBS", "AnnIndex", "build_index"]
 __all__ += ["SmallTrainingSetWarning", "default_nlist", "knn_recall_at_k"]
@@ -106,25 +108,24 @@ def default_nlist(n: int) -> int:
 
 
 def _as_matrix(x: Any, name: str, dim: int | None = None) -> np.ndarray:
-    """A C-contiguous float32 ``[n, d]`` copy-if-needed of ``x`` with finite values."""
-    if hasattr(x, "detach"):  # a torch tensor
-        x = x.detach().cpu().float().numpy()
-    array = np.asarray(x, dtype=np.float32)
-    if array.ndim == 1:
-        array = array[None, :]
+    """``x`` (array, tensor or list of vectors) as a C-contiguous float32 ``[n, d]`` array with
+    finite values."""
+    array = np.ascontiguousarray(as_matrix(x), dtype=np.float32)
     if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty [n, d] matrix, got shape {array.shape}")
     if dim is not None and array.shape[1] != dim:
         raise ValueError(f"{name} have dimension {array.shape[1]}, the index {dim}")
     if not np.isfinite(array).all():
         raise ValueError(f"{name} contain NaN or infinite values")
-    return np.ascontiguousarray(array)
+    return array
 
 
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    r""":math:`x / \lVert x\rVert_2` row by row (a zero row stays zero), as a new array."""
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.ascontiguousarray(x / np.maximum(norms, 1e-12), dtype=np.float32)
+def _unit_rows(faiss: Any, x: np.ndarray) -> np.ndarray:
+    r""":math:`x / \lVert x\rVert_2` row by row in float32, as a new array (FAISS's
+    ``normalize_L2``, in place on the copy; a zero row stays zero)."""
+    out = x.copy()
+    faiss.normalize_L2(out)
+    return out
 
 
 def _positive_int(kind: str, name: str, value: Any) -> int:
@@ -202,7 +203,7 @@ class AnnIndex:
             raise ValueError(f"k={k} is larger than the index ({len(self)} vectors)")
         x = _as_matrix(queries, "queries", self.dim)
         if self.metric == "cosine":
-            x = _unit_rows(x)
+            x = _unit_rows(faiss, x)
         knobs = {**SEARCH_KNOBS[self.kind], **search_knobs}
         for name, value in knobs.items():
             _positive_int(self.kind, name, value)
@@ -316,14 +317,12 @@ def build_index(
     >>> index.search(x[:1], k=2)[1].tolist()  # doctest: +SKIP
     [[0, 1]]
     """
-    if kind not in INDEX_KINDS:
-        raise ValueError(f"unknown index kind {kind!r}; choose from {', '.join(INDEX_KINDS)}")
-    if metric not in SCORE_FUNCTIONS:
-        raise ValueError(f"metric must be one of {', '.join(SCORE_FUNCTIONS)}, got {metric!r}")
+    kind = check_choice(kind, INDEX_KINDS, "index kind")
+    metric = check_choice(metric, SCORE_FUNCTIONS, "metric")
     faiss = import_faiss()
     x = _as_matrix(embeddings, "embeddings")
     if metric == "cosine":
-        x = _unit_rows(x)
+        x = _unit_rows(faiss, x)
     n, d = x.shape
     settings = _build_knobs(kind, n, d, knobs)
     faiss_metric = _faiss_metric(faiss, metric)

@@ -39,6 +39,9 @@ def test_flat_equals_semantic_search(metric):
     ref_scores, ref_ids = semantic_search(queries, corpus, top_k=10, score=metric, device="cpu")
     np.testing.assert_array_equal(ids, ref_ids)
     np.testing.assert_allclose(scores, ref_scores, rtol=1e-4, atol=1e-4)
+    torch = pytest.importorskip("torch")  # tensors are taken as they are
+    from_tensors = build_index(torch.from_numpy(corpus), "flat", metric=metric)
+    np.testing.assert_array_equal(from_tensors.search(torch.from_numpy(queries), k=10)[1], ids)
 
 
 def test_cosine_scores_are_cosines_and_input_is_not_changed():
@@ -177,7 +180,9 @@ def test_clear_errors():
     queries, corpus = clustered(n=100)
     with pytest.raises(ValueError, match="unknown index kind 'ivf'"):
         build_index(corpus, "ivf")
-    with pytest.raises(ValueError, match="metric must be one of"):
+    with pytest.raises(
+        ValueError, match="unknown metric 'l2'; valid names: cosine, dot, euclidean"
+    ):
         build_index(corpus, "flat", metric="l2")
     with pytest.raises(ValueError, match="hnsw has no build knob 'nlist'"):
         build_index(corpus, "hnsw", nlist=4)
