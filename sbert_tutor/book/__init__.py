@@ -45,5 +45,6 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 13 computational efficiency            :mod:`.computational_efficiency`
 14 re-ranking                          :mod:`.reranking`
 15 compressed embeddings               :mod:`.compressed_embeddings`
+16 approximate indexes                 :mod:`.approximate_indexes`
 =====================================  =========================================================
 """

@@ -330,6 +330,16 @@ class CompressionSizes(ChapterSizes):
     matryoshka_dims: tuple[int, ...] = (384, 256, 128, 64, 32)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ApproximateIndexSizes(ChapterSizes):
+    """Chapter 16 (approximate indexes): pool texts embedded and indexed while the book builds
+    (a seeded sample), MS MARCO dev-small queries searched, and timing repeats."""
+
+    corpus: int
+    queries: int
+    repeats: int
+
+
 QUICK_RUN: dict[str, Any] = {"start": QUICK_START, "lr": QUICK_LR, "seeds": QUICK_SEEDS}
 T4_RUN: dict[str, Any] = {"start": T4_START, "lr": T4_LR, "seeds": T4_SEEDS}
 #: SBERT's own setup (Reimers & Gurevych 2019; :data:`~sbert_tutor.book.published.SBERT_SETUP`):
@@ -643,6 +653,11 @@ SIZES: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {
             **T4_RUN,
         ),
     },
+    ApproximateIndexSizes: {
+        "quick": ApproximateIndexSizes(corpus=3000, queries=300, repeats=3),
+        "t4": ApproximateIndexSizes(corpus=20_000, queries=1000, repeats=3),
+        "paper": ApproximateIndexSizes(corpus=50_000, queries=2000, repeats=5),
+    },
 }
 
 #: sizes class -> the chapter (notebook stem in ``book/``) that reads it.
@@ -662,6 +677,7 @@ CHAPTERS: dict[type[ChapterSizes], str] = {
     EfficiencySizes: "13_computational_efficiency",
     RerankingSizes: "14_reranking",
     CompressionSizes: "15_compressed_embeddings",
+    ApproximateIndexSizes: "16_approximate_indexes",
 }
 
 S = TypeVar("S", bound=ChapterSizes)

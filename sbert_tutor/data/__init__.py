@@ -35,13 +35,17 @@ from sbert_tutor.data.msmarco import (  # noqa: E402
     check_msmarco_dataset,
     load_bm25_candidates,
     load_msmarco,
+    load_msmarco_queries,
     sample_msmarco,
     split_queries,
 )
 
 __all__ += ["MSMARCO_DATASETS", "MSMarcoData", "StreamedCorpus", "check_msmarco_dataset"]
-__all__ += ["load_bm25_candidates", "load_msmarco", "sample_msmarco"]
+__all__ += ["load_bm25_candidates", "load_msmarco", "load_msmarco_queries", "sample_msmarco"]
 __all__ += ["QuerySplit", "candidate_pairs", "split_queries"]
 from sbert_tutor.data.senteval import TRANSFER_TASKS, TransferTask, load_transfer  # noqa: E402
 
 __all__ += ["TRANSFER_TASKS", "TransferTask", "load_transfer"]
+from sbert_tutor.data.pool import POOL_PARTS, TextPool, load_text_pool  # noqa: E402
+
+__all__ += ["POOL_PARTS", "TextPool", "load_text_pool"]

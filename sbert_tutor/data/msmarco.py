@@ -262,17 +262,7 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
     root = local_root()
     if corpus_name == "full" and hf_offline():
         raise _full_collection_offline(name, root)
-    if root is not None:
-        queries, qrels, files = _local_topics(root, name)
-        topic_source = f"{DATA_ENV}={root}"
-    elif name in REBUILT_TOPICS:
-        folder = hub_msmarco_folder(corpus=False)
-        queries, qrels, files = _local_topics(folder, name)
-        topic_source = f"hub:{HUB_ID} (rebuilt with the shipped qid list, kept in {folder})"
-    else:
-        queries, qrels = _hub_topics(name)
-        files = ()
-        topic_source = f"hub:{HUB_ID}"
+    queries, qrels, files, topic_source = _topics(name, root)
 
     notes: list[str] = []
     if corpus_name == "mini":
@@ -320,6 +310,40 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
 
 
 # ------------------------------------------------------------------------------------ topics
+
+
+def load_msmarco_queries(dataset: str) -> tuple[dict[str, str], tuple[Path, ...]]:
+    """The judged queries of a dataset *without* its corpus, and the local files read.
+
+    For queries searched against another corpus (book chapter 16 times approximate indexes with
+    the 6,980 ``msmarco-dev`` queries), where :func:`load_msmarco` would insist on the corpus
+    their qrels need. ``{qid: query}`` in file order; the sources are those of
+    :func:`load_msmarco`.
+
+    Raises:
+        ValueError: unknown dataset.
+        DataNotFoundError: as :func:`load_msmarco` for the topics.
+    """
+    queries, _, files, _ = _topics(check_msmarco_dataset(dataset), local_root())
+    return queries, files
+
+
+def _topics(name: str, root: Path | None) -> tuple[dict[str, str], Qrels, tuple[Path, ...], str]:
+    """Queries, qrels, files read and their source in words, from the data folder or the hub."""
+    if root is not None:
+        queries, qrels, files = _local_topics(root, name)
+        return queries, qrels, files, f"{DATA_ENV}={root}"
+    if name in REBUILT_TOPICS:
+        folder = hub_msmarco_folder(corpus=False)
+        queries, qrels, files = _local_topics(folder, name)
+        return (
+            queries,
+            qrels,
+            files,
+            f"hub:{HUB_ID} (rebuilt with the shipped qid list, kept in {folder})",
+        )
+    queries, qrels = _hub_topics(name)
+    return queries, qrels, (), f"hub:{HUB_ID}"
 
 
 def _read_qrels(rows: Iterable[tuple[Any, Any, Any]], what: str) -> Qrels:

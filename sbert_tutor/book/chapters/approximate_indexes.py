@@ -1,0 +1,306 @@
+r"""Chapter 16, approximate indexes: the texts searched (:func:`search_texts`), the sweep of index
+settings (:func:`index_plan`, :func:`sweep`), the recall-vs-speed figure
+(:func:`plot_recall_qps`), the memory/build-time table (:func:`memory_table`), the bar of
+issue 24 (:func:`bar_check`) and what the curves say about MS MARCO's 8.8M passages
+(:func:`msmarco_projection`). ``benchmarks/ann_index.py`` runs the same sweep on the whole pool.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sbert_tutor.ann import AnnIndex, build_index, knn_recall_at_k
+from sbert_tutor.book.figures import new_axes
+
+#: The recorded full-pool runs the chapter reads, preferred first, and the command that records
+#: one (``--threads 2`` writes ``ann_index_cpu_2threads``).
+RECORDS = ("ann_index_cpu_2threads", "ann_index_cpu_1threads")
+COMMAND = (
+    "SBERT_TUTOR_DATA=... HF_HUB_OFFLINE=1 python benchmarks/ann_index.py --threads 2 --json auto"
+)
+#: Issue 24's bar: recall@10 at least this, at queries/s at least ``speedup`` x the flat index.
+BAR = {"recall_at_10": 0.95, "speedup_vs_flat": 10.0}
+#: Passages of the full MS MARCO v1 collection (:data:`sbert_tutor.data.msmarco.FULL_COLLECTION_SIZE`).
+MSMARCO_PASSAGES = 8_841_823
+K = 10
+
+
+@dataclass(frozen=True)
+class SearchTexts:
+    """A seeded sample of the text pool (the corpus) and MS MARCO dev-small queries."""
+
+    corpus: list[str]
+    parts: list[str]
+    queries: list[str]
+    pool_size: int
+    files: list[str]
+
+
+def search_texts(n_corpus: int | None, n_queries: int | None, seed: int = 0) -> SearchTexts:
+    """``n_corpus`` texts of :func:`sbert_tutor.data.pool.load_text_pool` drawn with ``seed``
+    (pool order kept; ``None``: all) and the first ``n_queries`` MS MARCO dev-small queries."""
+    from sbert_tutor.data.msmarco import load_msmarco_queries
+    from sbert_tutor.data.pool import load_text_pool
+    from sbert_tutor.stats import seeded_subset
+
+    pool = load_text_pool()
+    keep = (
+        range(len(pool))
+        if n_corpus is None or n_corpus >= len(pool)
+        else seeded_subset(len(pool), n_corpus, seed=seed)
+    )
+    queries, query_files = load_msmarco_queries("msmarco-dev")
+    return SearchTexts(
+        corpus=[pool.texts[i] for i in keep],
+        parts=[pool.parts[i] for i in keep],
+        queries=list(queries.values())[:n_queries],
+        pool_size=len(pool),
+        files=sorted({str(Path(f)) for f in (*pool.files, *query_files)}),
+    )
+
+
+def recorded_run() -> dict[str, Any] | None:
+    """The first of :data:`RECORDS` that is recorded, else ``None``."""
+    from sbert_tutor.book.recorded import recorded_results
+
+    for name in RECORDS:
+        record = recorded_results(name)
+        if record is not None:
+            return record
+    return None
+
+
+def timed_search(
+    index: AnnIndex, queries: np.ndarray, repeats: int, **knobs: int
+) -> dict[str, Any]:
+    """All queries in one batched ``search``, ``repeats`` times: the median seconds, queries/s
+    (queries / median) and the ids of the last search."""
+    times, ids = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        _, ids = index.search(queries, K, **knobs)
+        times.append(time.perf_counter() - start)
+    median = statistics.median(times)
+    return {"median_s": median, "times_s": times, "qps": len(queries) / median, "ids": ids}
+
+
+def index_plan(
+    n: int,
+    hnsw_m: Sequence[int] = (16, 32),
+    ef_construction: int = 80,
+    ef_search: Sequence[int] = (16, 32, 64, 128, 256),
+    nlist: int | None = None,
+    nprobe: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256),
+    pq_m: int = 48,
+) -> list[tuple[str, str, dict[str, Any], str, list[int]]]:
+    """The settings swept: ``(family, kind, build knobs, search knob, its values)``; ``nlist``
+    defaults to :func:`sbert_tutor.ann.default_nlist` of ``n`` and ``nprobe`` values above it
+    are dropped."""
+    from sbert_tutor.ann import default_nlist
+
+    nlist = nlist or default_nlist(n)
+    probes = [p for p in nprobe if p <= nlist]
+    plan: list[tuple[str, str, dict[str, Any], str, list[int]]] = [
+        (
+            f"HNSW M={m}",
+            "hnsw",
+            {"M": m, "efConstruction": ef_construction},
+            "efSearch",
+            list(ef_search),
+        )
+        for m in hnsw_m
+    ]
+    plan.append(("IVF-Flat", "ivf_flat", {"nlist": nlist}, "nprobe", probes))
+    pq = {"nlist": nlist, "m": pq_m, "nbits": 8}
+    plan.append((f"IVF-PQ m={pq_m}", "ivf_pq", pq, "nprobe", probes))
+    return plan
+
+
+def sweep(
+    corpus: np.ndarray,
+    queries: np.ndarray,
+    plan: Iterable[tuple[str, str, dict[str, Any], str, list[int]]],
+    repeats: int = 3,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Exact search with the flat index (the reference top-10 and the speed baseline), then every
+    setting of ``plan``: one row per (index, search-knob value) with recall@10 against the flat
+    index, queries/s, its ratio to the flat index, the index's bytes and build seconds.
+    Cosine similarity throughout."""
+    from tqdm.auto import tqdm
+
+    flat = build_index(corpus, "flat", metric="cosine")
+    base = timed_search(flat, queries, repeats)
+    rows: list[dict[str, Any]] = []
+
+    def record(family: str, index: AnnIndex, knobs: dict[str, int], t: dict[str, Any]) -> None:
+        rows.append(
+            {
+                "family": family,
+                "kind": index.kind,
+                "build_knobs": index.knobs,
+                "search_knobs": knobs,
+                "recall_at_10": knn_recall_at_k(t["ids"], base["ids"], K),
+                "qps": t["qps"],
+                "median_s": t["median_s"],
+                "times_s": t["times_s"],
+                "speedup_vs_flat": t["qps"] / base["qps"],
+                "nbytes": index.nbytes,
+                "bytes_per_vector": index.nbytes / len(index),
+                "build_seconds": index.build_seconds,
+            }
+        )
+
+    record("Flat (exact)", flat, {}, base)
+    plan = list(plan)
+    for family, kind, knobs, knob, values in tqdm(
+        plan, desc="indexes", unit="index", disable=not progress
+    ):
+        index = build_index(corpus, kind, metric="cosine", **knobs)
+        for value in values:
+            record(
+                family, index, {knob: value}, timed_search(index, queries, repeats, **{knob: value})
+            )
+        del index
+    return rows
+
+
+def results_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The sweep as a table: index, knob, recall@10, queries/s, x flat, MiB, build seconds."""
+    return pd.DataFrame(
+        {
+            "index": [r["family"] for r in rows],
+            "search knob": [
+                ", ".join(f"{k}={v}" for k, v in r["search_knobs"].items()) or "-" for r in rows
+            ],
+            "recall@10": [r["recall_at_10"] for r in rows],
+            "queries/s": [r["qps"] for r in rows],
+            "x flat": [r["speedup_vs_flat"] for r in rows],
+            "MiB": [r["nbytes"] / 2**20 for r in rows],
+            "build s": [r["build_seconds"] for r in rows],
+        }
+    )
+
+
+def plot_recall_qps(rows: Sequence[Mapping[str, Any]], title: str = "", ax=None):
+    """Recall@10 against queries/s (log scale), one curve per index family, the flat index as a
+    horizontal line and issue 24's target region (recall >= 0.95 at >= 10x flat) shaded."""
+    ax = new_axes(ax, figsize=(8, 4.2))
+    frame = results_frame(rows)
+    flat_qps = float(frame.loc[frame["index"] == "Flat (exact)", "queries/s"].iloc[0])
+    ax.axhline(flat_qps, color="black", lw=1, ls="--", label="Flat (exact)")
+    top = max(frame["queries/s"].max(), BAR["speedup_vs_flat"] * flat_qps) * 1.5
+    ax.fill_between(
+        [BAR["recall_at_10"], 1.005],
+        BAR["speedup_vs_flat"] * flat_qps,
+        top,
+        color="#2ca02c",
+        alpha=0.12,
+        label=f"recall >= {BAR['recall_at_10']}, >= {BAR['speedup_vs_flat']:.0f}x flat",
+    )
+    for family, group in frame[frame["index"] != "Flat (exact)"].groupby("index", sort=False):
+        ax.plot(group["recall@10"], group["queries/s"], marker="o", ms=4, label=family)
+        first, last = group.iloc[0], group.iloc[-1]
+        for point in (first, last):
+            ax.annotate(
+                point["search knob"],
+                (point["recall@10"], point["queries/s"]),
+                fontsize=7,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
+    ax.set_yscale("log")
+    ax.set_ylim(top=top)
+    ax.set_xlabel("recall@10 against exact search")
+    ax.set_ylabel("queries / second (batched)")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.figure.tight_layout()
+    return ax
+
+
+def memory_table(rows: Sequence[Mapping[str, Any]], n: int) -> pd.DataFrame:
+    """One row per index built: bytes a vector, total MiB and build seconds (search knobs do not
+    change an index, so each index is listed once)."""
+    seen: dict[str, Mapping[str, Any]] = {}
+    for r in rows:
+        seen.setdefault(r["family"], r)
+    return pd.DataFrame(
+        {
+            "build knobs": [
+                ", ".join(f"{k}={v}" for k, v in r["build_knobs"].items()) or "-"
+                for r in seen.values()
+            ],
+            "bytes / vector": [r["nbytes"] / n for r in seen.values()],
+            "MiB": [r["nbytes"] / 2**20 for r in seen.values()],
+            "build s": [r["build_seconds"] for r in seen.values()],
+        },
+        index=pd.Index(list(seen), name="index"),
+    )
+
+
+def bar_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The fastest setting with recall@10 >= 0.95, its speed-up over the flat index, and whether
+    that meets issue 24's 10x."""
+    ok = [r for r in rows if r["kind"] != "flat" and r["recall_at_10"] >= BAR["recall_at_10"]]
+    if not ok:
+        return {"index": None, "recall_at_10": None, "speedup_vs_flat": None, "met": False}
+    best = max(ok, key=lambda r: r["qps"])
+    knobs = ", ".join(f"{k}={v}" for k, v in best["search_knobs"].items())
+    return {
+        "index": f"{best['family']} ({knobs})",
+        "recall_at_10": best["recall_at_10"],
+        "speedup_vs_flat": best["speedup_vs_flat"],
+        "met": best["speedup_vs_flat"] >= BAR["speedup_vs_flat"],
+    }
+
+
+def msmarco_projection(
+    rows: Sequence[Mapping[str, Any]], n: int, dim: int, target: int = MSMARCO_PASSAGES
+) -> pd.DataFrame:
+    r"""What the measured indexes would need for ``target`` vectors (default: MS MARCO's 8.8M).
+
+    Memory is measured bytes a vector times ``target`` (an extrapolation, but a safe one: every
+    index here stores a fixed number of bytes a vector, plus centroids and codebooks that do not
+    grow with :math:`n`). The flat index's queries/s are extrapolated as :math:`\propto 1/n`
+    (it does :math:`n\,d` multiply-adds a query). Recall and the approximate indexes' speed at
+    8.8M are *not* extrapolated: they depend on how the data fills the space.
+    """
+    seen: dict[str, Mapping[str, Any]] = {}
+    for r in rows:
+        seen.setdefault(r["family"], r)
+    per_vector = {family: r["nbytes"] / n for family, r in seen.items()}
+    flat = seen["Flat (exact)"]
+    out = pd.DataFrame(
+        {
+            "bytes / vector (measured)": per_vector,
+            f"GiB for {target:,} (extrapolated)": {
+                f: b * target / 2**30 for f, b in per_vector.items()
+            },
+        }
+    )
+    out.index.name = "index"
+    out.attrs["flat_qps_at_target"] = flat["qps"] * n / target
+    out.attrs["float32_gib"] = target * dim * 4 / 2**30
+    return out
+
+
+def per_query_work(n: int, dim: int, nlist: int, nprobe: int) -> dict[str, float]:
+    r"""Multiply-adds a query: exact :math:`n\,d`; IVF :math:`nlist\,d + nprobe\,(n/nlist)\,d`
+    (centroids, then the probed lists, assuming lists of equal size)."""
+    return {"exact": float(n * dim), "ivf": float(nlist * dim + nprobe * (n / nlist) * dim)}
+
+
+def best_nlist(n: int) -> int:
+    r"""The ``nlist`` that minimises IVF's per-query work :math:`nlist\,d + nprobe\,n\,d/nlist`
+    for ``nprobe = 1``: :math:`\sqrt{n}`."""
+    return max(1, round(math.sqrt(n)))

@@ -1,0 +1,80 @@
+"""Chapter 16's book layer: the sweep against exact search, the bar check and the 8.8M projection
+computed by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("faiss")
+
+from sbert_tutor.book.chapters.approximate_indexes import (  # noqa: E402
+    bar_check,
+    index_plan,
+    memory_table,
+    msmarco_projection,
+    results_frame,
+    sweep,
+)
+
+
+def rows_by_hand():
+    def row(family, kind, recall, qps, nbytes, knobs):
+        return {
+            "family": family,
+            "kind": kind,
+            "build_knobs": {},
+            "search_knobs": knobs,
+            "recall_at_10": recall,
+            "qps": qps,
+            "speedup_vs_flat": qps / 100.0,
+            "nbytes": nbytes,
+            "build_seconds": 1.0,
+        }
+
+    return [
+        row("Flat (exact)", "flat", 1.0, 100.0, 4000, {}),
+        row("HNSW M=16", "hnsw", 0.90, 3000.0, 5000, {"efSearch": 16}),
+        row("HNSW M=16", "hnsw", 0.96, 1500.0, 5000, {"efSearch": 64}),
+        row("IVF-Flat", "ivf_flat", 0.97, 900.0, 4200, {"nprobe": 8}),
+        row("IVF-PQ m=8", "ivf_pq", 0.50, 5000.0, 400, {"nprobe": 8}),
+    ]
+
+
+def test_bar_check_takes_the_fastest_setting_above_the_recall_bar():
+    check = bar_check(rows_by_hand())
+    # 0.96 at 15x flat beats 0.97 at 9x; 0.90 and 0.50 are below the recall bar
+    assert check["index"] == "HNSW M=16 (efSearch=64)"
+    assert check["speedup_vs_flat"] == pytest.approx(15.0) and check["met"]
+    slow = [
+        r | {"qps": 500.0, "speedup_vs_flat": 5.0} if r["kind"] != "flat" else r
+        for r in rows_by_hand()
+    ]
+    assert not bar_check(slow)["met"]
+
+
+def test_memory_and_projection_by_hand():
+    rows = rows_by_hand()
+    table = memory_table(rows, n=10)
+    assert list(table.index) == ["Flat (exact)", "HNSW M=16", "IVF-Flat", "IVF-PQ m=8"]
+    assert table.loc["IVF-PQ m=8", "bytes / vector"] == pytest.approx(40.0)
+    projection = msmarco_projection(rows, n=10, dim=384, target=1000)
+    assert projection.iloc[:, 1]["HNSW M=16"] == pytest.approx(500.0 * 1000 / 2**30)
+    assert projection.attrs["flat_qps_at_target"] == pytest.approx(100.0 * 10 / 1000)
+    assert projection.attrs["float32_gib"] == pytest.approx(1000 * 384 * 4 / 2**30)
+
+
+def test_sweep_against_exact_search():
+    rng = np.random.default_rng(0)
+    corpus = rng.standard_normal((400, 16)).astype(np.float32)
+    queries = rng.standard_normal((20, 16)).astype(np.float32)
+    plan = index_plan(len(corpus), hnsw_m=(8,), ef_search=(400,), nlist=10, nprobe=(10, 20), pq_m=4)
+    assert plan[1] == ("IVF-Flat", "ivf_flat", {"nlist": 10}, "nprobe", [10])  # 20 > nlist dropped
+    rows = sweep(corpus, queries, plan, repeats=1, progress=False)
+    frame = results_frame(rows).set_index(["index", "search knob"])
+    assert frame.loc[("Flat (exact)", "-"), "recall@10"] == 1.0
+    assert frame.loc[("Flat (exact)", "-"), "x flat"] == 1.0
+    # HNSW with efSearch = n and IVF probing every list are exact search
+    assert frame.loc[("HNSW M=8", "efSearch=400"), "recall@10"] == 1.0
+    assert frame.loc[("IVF-Flat", "nprobe=10"), "recall@10"] == 1.0
+    assert frame.loc[("IVF-PQ m=4", "nprobe=10"), "recall@10"] < 1.0

@@ -1,0 +1,224 @@
+"""sbert_tutor.ann against exact search (semantic_search, numpy), a hand-built IVF and by-hand recall."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from sbert_tutor.ann import SmallTrainingSetWarning, build_index, knn_recall_at_k
+from sbert_tutor.metrics import recall_at_k
+from sbert_tutor.search import semantic_search
+
+faiss = pytest.importorskip("faiss")
+
+
+@pytest.fixture(autouse=True)
+def one_faiss_thread():
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    yield
+    faiss.omp_set_num_threads(threads)
+
+
+def clustered(n: int = 600, n_queries: int = 25, dim: int = 16, seed: int = 0):
+    """Gaussian blobs around 12 centres (so that IVF cells mean something), float32."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((12, dim)) * 3
+    corpus = centres[rng.integers(0, 12, n)] + rng.standard_normal((n, dim))
+    queries = centres[rng.integers(0, 12, n_queries)] + rng.standard_normal((n_queries, dim))
+    return queries.astype(np.float32), corpus.astype(np.float32)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot", "euclidean"])
+def test_flat_equals_semantic_search(metric):
+    queries, corpus = clustered()
+    scores, ids = build_index(corpus, "flat", metric=metric).search(queries, k=10)
+    ref_scores, ref_ids = semantic_search(queries, corpus, top_k=10, score=metric, device="cpu")
+    np.testing.assert_array_equal(ids, ref_ids)
+    np.testing.assert_allclose(scores, ref_scores, rtol=1e-4, atol=1e-4)
+    torch = pytest.importorskip("torch")  # tensors are taken as they are
+    from_tensors = build_index(torch.from_numpy(corpus), "flat", metric=metric)
+    np.testing.assert_array_equal(from_tensors.search(torch.from_numpy(queries), k=10)[1], ids)
+
+
+def test_cosine_scores_are_cosines_and_input_is_not_changed():
+    queries, corpus = clustered()
+    kept = corpus.copy()
+    scores, ids = build_index(corpus * 7.5, "hnsw").search(queries, k=5, efSearch=600)
+    np.testing.assert_array_equal(corpus, kept)
+    c = corpus[ids]  # [q, k, d]
+    cos = np.einsum("qd,qkd->qk", queries, c) / (
+        np.linalg.norm(queries, axis=1)[:, None] * np.linalg.norm(c, axis=2)
+    )
+    np.testing.assert_allclose(scores, cos, atol=1e-5)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_hnsw_with_huge_ef_search_is_exact(metric):
+    queries, corpus = clustered()
+    _, exact = semantic_search(queries, corpus, top_k=10, score=metric, device="cpu")
+    index = build_index(corpus, "hnsw", metric=metric, M=8, efConstruction=64)
+    _, ids = index.search(queries, k=10, efSearch=len(corpus))
+    np.testing.assert_array_equal(ids, exact)
+    # a small efSearch visits less of the graph: it may only lose neighbours, never add
+    _, few = index.search(queries, k=10, efSearch=10)
+    assert knn_recall_at_k(few, exact, 10) <= 1.0
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot", "euclidean"])
+def test_ivf_flat_probing_every_list_is_exact(metric):
+    queries, corpus = clustered()
+    ref_scores, exact = semantic_search(queries, corpus, top_k=10, score=metric, device="cpu")
+    index = build_index(corpus, "ivf_flat", metric=metric, nlist=12)
+    scores, ids = index.search(queries, k=10, nprobe=12)
+    np.testing.assert_array_equal(ids, exact)
+    np.testing.assert_allclose(scores, ref_scores, rtol=1e-4, atol=1e-4)
+
+
+def hand_ivf(queries, corpus, centroids, nprobe, k):
+    """IVF search by hand: assign every vector to its best centroid (inner product on unit
+    vectors), probe the nprobe best centroids of each query, exact search within their lists."""
+    q = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    c = corpus / np.linalg.norm(corpus, axis=1, keepdims=True)
+    cell = np.argmax(c @ centroids.T, axis=1)
+    out = []
+    for qi in q:
+        probed = np.argsort(-(centroids @ qi))[:nprobe]
+        members = np.flatnonzero(np.isin(cell, probed))
+        s = c[members] @ qi
+        top = members[np.argsort(-s, kind="stable")[:k]]
+        out.append(np.pad(top, (0, k - len(top)), constant_values=-1))  # -1: not found
+    return np.array(out)
+
+
+@pytest.mark.parametrize("nprobe", [1, 2, 5])
+def test_ivf_flat_equals_a_hand_written_ivf(nprobe):
+    queries, corpus = clustered(seed=3)
+    index = build_index(corpus, "ivf_flat", nlist=12)
+    centroids = index.centroids()
+    assert centroids.shape == (12, corpus.shape[1])
+    _, ids = index.search(queries, k=5, nprobe=nprobe)
+    np.testing.assert_array_equal(ids, hand_ivf(queries, corpus, centroids, nprobe, 5))
+
+
+def test_ivf_missing_results_are_minus_one_and_minus_inf():
+    queries, corpus = clustered(n=60, seed=1)
+    index = build_index(corpus, "ivf_flat", nlist=30)  # about 2 vectors a list
+    scores, ids = index.search(queries, k=20, nprobe=1)
+    assert (ids == -1).any()
+    assert np.all(np.isneginf(scores[ids == -1]))
+    assert np.all(np.isfinite(scores[ids >= 0]))
+
+
+def test_ivf_pq_memory_is_the_codes():
+    """IVF-Flat keeps 4d bytes a vector, IVF-PQ m bytes (8-bit codes) plus a 2**8 x d float
+    codebook; both keep an 8-byte id a vector and the same nlist x d centroids."""
+    n, d, m, nlist = 2000, 32, 8, 16
+    _, corpus = clustered(n=n, dim=d, seed=2)
+    ivf = build_index(corpus, "ivf_flat", nlist=nlist)
+    pq = build_index(corpus, "ivf_pq", nlist=nlist, m=m, nbits=8)
+    expected = n * (4 * d - m) - 256 * d * 4
+    assert abs((ivf.nbytes - pq.nbytes) - expected) < 512
+
+
+def test_ivf_pq_searches_the_decoded_vectors():
+    """With every list probed, IVF-PQ is exact search over its decoded vectors (centroid plus
+    decoded residual): the asymmetric distance q . (mu + r_hat), computed by hand here."""
+    queries, corpus = clustered(n=2000, dim=32, seed=2)
+    pq = build_index(corpus, "ivf_pq", nlist=16, m=8, nbits=8)
+    pq.index.make_direct_map()
+    decoded = pq.index.reconstruct_n(0, len(corpus))
+    unit_queries = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    ref_scores, ref_ids = semantic_search(
+        unit_queries, decoded, top_k=10, score="dot", device="cpu"
+    )
+    scores, ids = pq.search(queries, k=10, nprobe=16)
+    np.testing.assert_allclose(scores, ref_scores, atol=1e-4)
+    assert knn_recall_at_k(ids, ref_ids, 10) >= 0.99  # near-ties may swap at the 10th place
+
+
+def test_nbytes_is_the_serialized_size(tmp_path):
+    queries, corpus = clustered()
+    for kind in ("flat", "hnsw", "ivf_flat"):
+        index = build_index(corpus, kind)
+        path = tmp_path / f"{kind}.faiss"
+        faiss.write_index(index.index, str(path))
+        assert index.nbytes == path.stat().st_size
+    flat = build_index(corpus, "flat")
+    assert 0 <= flat.nbytes - corpus.size * 4 < 200  # the vectors and a small header
+    assert flat.build_seconds >= 0 and len(flat) == len(corpus) and flat.dim == corpus.shape[1]
+
+
+def test_knn_recall_by_hand():
+    found = np.array([[4, 1, 7, 9], [2, 3, -1, -1], [5, 6, 8, 0]])
+    exact = np.array([[1, 4, 2, 3], [2, 8, 3, 5], [0, 1, 2, 3]])
+    # k=2: {4,1}&{1,4} = 2; {2,3}&{2,8} = 1; {5,6}&{0,1} = 0  -> 3 / 6
+    assert knn_recall_at_k(found, exact, 2) == pytest.approx(3 / 6)
+    # k=4: {4,1,7,9}&{1,4,2,3} = 2; {2,3}&{2,8,3,5} = 2 (-1 never counts); {5,6,8,0}&{0..3} = 1
+    assert knn_recall_at_k(found, exact, 4) == pytest.approx(5 / 12)
+    # the IR recall of the metrics module with the exact top-k as the relevant documents
+    per_query = [
+        recall_at_k([str(i) for i in f if i >= 0], {str(i): 1 for i in e[:4]}, k=4)
+        for f, e in zip(found, exact, strict=True)
+    ]
+    assert knn_recall_at_k(found, exact, 4) == pytest.approx(np.mean(per_query))
+
+
+def test_knn_recall_errors():
+    with pytest.raises(ValueError, match="only 2 ids"):
+        knn_recall_at_k([[1, 2]], [[1, 2]], k=3)
+    with pytest.raises(ValueError, match="same number of rows"):
+        knn_recall_at_k([[1, 2]], [[1, 2], [3, 4]], k=1)
+    with pytest.raises(ValueError, match="positive integer"):
+        knn_recall_at_k([[1, 2]], [[1, 2]], k=0)
+
+
+def test_clear_errors():
+    queries, corpus = clustered(n=100)
+    with pytest.raises(ValueError, match="unknown index kind 'ivf'"):
+        build_index(corpus, "ivf")
+    with pytest.raises(
+        ValueError, match="unknown metric 'l2'; valid names: cosine, dot, euclidean"
+    ):
+        build_index(corpus, "flat", metric="l2")
+    with pytest.raises(ValueError, match="hnsw has no build knob 'nlist'"):
+        build_index(corpus, "hnsw", nlist=4)
+    with pytest.raises(ValueError, match="nlist=200 is larger than the training set"):
+        build_index(corpus, "ivf_flat", nlist=200)
+    with pytest.raises(ValueError, match="must divide the dimension 16"):
+        build_index(corpus, "ivf_pq", nlist=4, m=5)
+    with pytest.raises(ValueError, match="at least 2\\*\\*8 = 256 training vectors"):
+        build_index(corpus, "ivf_pq", nlist=4, m=4, nbits=8)
+    with pytest.raises(ValueError, match="positive integer"):
+        build_index(corpus, "hnsw", M=0)
+    index = build_index(corpus, "ivf_flat", nlist=4)
+    with pytest.raises(ValueError, match="ivf_flat has no search knob 'efSearch'"):
+        index.search(queries, k=3, efSearch=10)
+    with pytest.raises(ValueError, match="positive integer"):
+        index.search(queries, k=3, nprobe=0)
+    with pytest.raises(ValueError, match="larger than the index"):
+        index.search(queries, k=101)
+    with pytest.raises(ValueError, match="dimension 8, the index 16"):
+        index.search(queries[:, :8], k=3)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        build_index(np.full((4, 3), np.nan), "flat")
+    with pytest.raises(ValueError, match="only ivf_flat and ivf_pq"):
+        build_index(corpus, "flat").centroids()
+
+
+def test_missing_faiss_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "faiss", None)
+    with pytest.raises(ImportError, match=r"pip install sbert-tutor\[faiss\]"):
+        build_index(np.eye(3, dtype=np.float32), "flat")
+
+
+def test_small_training_set_warns_once_in_python():
+    _, corpus = clustered(n=600)
+    with pytest.warns(SmallTrainingSetWarning, match="nlist=30 k-means centroids"):
+        build_index(corpus, "ivf_flat", nlist=30)  # 600 < 39 * 30
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_index(corpus, "ivf_flat", nlist=12)  # 600 >= 39 * 12: no warning
