@@ -7,7 +7,6 @@ issue 24 (:func:`bar_check`) and what the curves say about MS MARCO's 8.8M passa
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -292,15 +291,3 @@ def msmarco_projection(
     out.attrs["flat_qps_at_target"] = flat["qps"] * n / target
     out.attrs["float32_gib"] = target * dim * 4 / 2**30
     return out
-
-
-def per_query_work(n: int, dim: int, nlist: int, nprobe: int) -> dict[str, float]:
-    r"""Multiply-adds a query: exact :math:`n\,d`; IVF :math:`nlist\,d + nprobe\,(n/nlist)\,d`
-    (centroids, then the probed lists, assuming lists of equal size)."""
-    return {"exact": float(n * dim), "ivf": float(nlist * dim + nprobe * (n / nlist) * dim)}
-
-
-def best_nlist(n: int) -> int:
-    r"""The ``nlist`` that minimises IVF's per-query work :math:`nlist\,d + nprobe\,n\,d/nlist`
-    for ``nprobe = 1``: :math:`\sqrt{n}`."""
-    return max(1, round(math.sqrt(n)))
