@@ -72,6 +72,7 @@ from sbert_tutor.validation import check_choice
 __all__ = ["BUILD_KNOBS", "INDEX_KINDS", "SEARCH_KNOBS", "AnnIndex", "build_index"]
 __all__ += ["SmallTrainingSetWarning", "default_nlist", "knn_recall_at_k"]
 
+#: The index kinds :func:`build_index` builds (module docstring).
 INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw", "ivf_flat", "ivf_pq")
 #: Build knobs of each kind and their defaults (``nlist=None``: :func:`default_nlist`).
 BUILD_KNOBS: dict[str, dict[str, Any]] = {
@@ -148,7 +149,7 @@ class AnnIndex:
     """A built index: search it, and read its size and build time.
 
     Attributes:
-        kind: one of :data:`INDEX_KINDS`.
+        kind: one of :data:`~sbert_tutor.ann.INDEX_KINDS`.
         metric: ``"cosine"``, ``"dot"`` or ``"euclidean"``.
         knobs: the build knobs used (defaults filled in).
         index: the FAISS index itself.

@@ -1,8 +1,8 @@
 r"""Retrieve, then re-rank: a cross-encoder re-scores a bi-encoder's top-k (book chapter 14).
 
 A bi-encoder ranks the corpus for query :math:`q` by :math:`s_{\text{bi}}(q, d) = \cos(u_q,
-v_d)`; call its ranking :math:`d_1, d_2, \dots` (best first, as :func:`~sbert_tutor.metrics.
-rank_documents` sorts a run). Re-ranking the top :math:`k` scores each pair :math:`(q, d_i)`,
+v_d)`; call its ranking :math:`d_1, d_2, \dots` (best first, as
+:func:`~sbert_tutor.metrics.rank_documents` sorts a run). Re-ranking the top :math:`k` scores each pair :math:`(q, d_i)`,
 :math:`i \le k`, with a cross-encoder, :math:`s_{\text{ce}}(q, d_i) = a(z(q, d_i))`
 (:class:`~sbert_tutor.cross_encoder.CrossEncoder`), and sorts those :math:`k` by it. The passages
 below rank :math:`k` keep the bi-encoder's order *under* the re-ranked ones, so a measure at a

@@ -46,6 +46,7 @@ import torch
 __all__ = ["SCORE_FUNCTIONS", "semantic_search"]
 
 ScoreName = Literal["cosine", "dot", "euclidean"]
+#: The scores :func:`semantic_search` ranks by (module docstring: higher is better for all three).
 SCORE_FUNCTIONS: tuple[str, ...] = ("cosine", "dot", "euclidean")
 
 # Rows whose top-k boundary is tied are re-solved this many at a time (bounds the extra memory).

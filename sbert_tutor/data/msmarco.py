@@ -656,7 +656,7 @@ def candidate_pairs(
     Args:
         queries: ``{qid: text}``; corpus: ``{pid: passage}`` holding every candidate used.
         candidates: ``{qid: [(pid, label), ...]}``, e.g. ``load_bm25_candidates(with_labels=True)``.
-        qids: the queries to use (e.g. :attr:`QuerySplit.train`).
+        qids: the queries to use (e.g. the ``train`` part of a :class:`QuerySplit`).
         negatives_per_query: 0-labelled candidates kept a query (``None``: all).
 
     Raises:

@@ -8,16 +8,16 @@ keeps the first occurrence of each text (exact string match after stripping oute
 lines are dropped). The same data folder therefore always gives the same list, so embeddings of
 it can be cached by the hash of its texts.
 
-=================  ===============================================================
-part               texts
-=================  ===============================================================
-``stsb``           STS benchmark train, dev, test (both sentences of each pair)
-``sickr``          SICK train, trial, test
+===================  ==================================================================
+part                 texts
+===================  ==================================================================
+``stsb``             STS benchmark train, dev, test (both sentences of each pair)
+``sickr``            SICK train, trial, test
 ``sts12``-``sts16``  the STS12-16 test pairs
-``snli``           SNLI dev and test premises and hypotheses
+``snli``             SNLI dev and test premises and hypotheses
 ``mr`` ... ``mrpc``  SentEval's seven transfer tasks (every split; MRPC both sentences)
-``msmarco``        the 16,799 passages of ``corpus_mini``
-=================  ===============================================================
+``msmarco``          the 16,799 passages of ``corpus_mini``
+===================  ==================================================================
 
 MS MARCO *queries* are no part of the pool: they are what one searches it with
 (:func:`sbert_tutor.data.msmarco.load_msmarco_queries`).

@@ -7,7 +7,8 @@ truncated to its first :math:`m_k` coordinates and renormalised,
 
 .. math::
 
-    \operatorname{shrink}_m(x) = \frac{x_{1:m}}{\lVert x_{1:m} \rVert}, \qquad
+    \operatorname{shrink}_m(x) = \frac{x_{1:m}}{\lVert x_{1:m} \rVert},
+
     \mathcal{L}_{\text{Matryoshka}} = \sum_{k=1}^{K} w_k\,
     \mathcal{L}\bigl(\operatorname{shrink}_{m_k}(u), \operatorname{shrink}_{m_k}(v), \dots\bigr),
 

@@ -6,20 +6,20 @@ it a batch of ``B`` examples of ``k`` texts each; :meth:`Objective.loss` encodes
 texts in **one** forward pass of the encoder (one padded batch, so the Siamese weights are
 literally shared), reshapes the embeddings to ``[B, k, d]`` and calls :meth:`Objective.forward`:
 
-=================  =====================================  ==========  ==============================
-name               texts per example                      label       pure function
-=================  =====================================  ==========  ==============================
-``cosine``         sentence1, sentence2                   score       :func:`~sbert_tutor.losses.cosine_regression`
-``softmax``        premise, hypothesis                    class id    :func:`~sbert_tutor.losses.softmax_classification`
-``triplet``        anchor, positive, negative             --          :func:`~sbert_tutor.losses.triplet`
-``mnrl``           anchor, positive [, negatives...]      --          :func:`~sbert_tutor.losses.multiple_negatives_ranking`
-``supmpn``         anchor, P positives, Q negatives       --          :func:`~sbert_tutor.losses.supmpn`
-``ce_score``       query, document                        CE logit    :func:`~sbert_tutor.losses.ce_score_regression`
-``contrastive``    sentence, positive                     --          :func:`~sbert_tutor.losses.in_batch_contrastive`
-``matryoshka_mnrl``  as ``mnrl``                          --          :func:`~sbert_tutor.losses.matryoshka_loss` of ``mnrl``
-``ce_bce``         text1, text2 (read as one input)       0/1, score  :func:`~sbert_tutor.losses.cross_encoder_bce`
-``ce_mse``         text1, text2 (read as one input)       score       :func:`~sbert_tutor.losses.cross_encoder_mse`
-=================  =====================================  ==========  ==============================
+===================  =================================  ==========  =======================================================
+name                 texts per example                  label       pure function
+===================  =================================  ==========  =======================================================
+``cosine``           sentence1, sentence2               score       :func:`~sbert_tutor.losses.cosine_regression`
+``softmax``          premise, hypothesis                class id    :func:`~sbert_tutor.losses.softmax_classification`
+``triplet``          anchor, positive, negative         --          :func:`~sbert_tutor.losses.triplet`
+``mnrl``             anchor, positive [, negatives...]  --          :func:`~sbert_tutor.losses.multiple_negatives_ranking`
+``supmpn``           anchor, P positives, Q negatives   --          :func:`~sbert_tutor.losses.supmpn`
+``ce_score``         query, document                    CE logit    :func:`~sbert_tutor.losses.ce_score_regression`
+``contrastive``      sentence, positive                 --          :func:`~sbert_tutor.losses.in_batch_contrastive`
+``matryoshka_mnrl``  as ``mnrl``                        --          :func:`~sbert_tutor.losses.matryoshka_loss` of ``mnrl``
+``ce_bce``           text1, text2 (read as one input)   0/1, score  :func:`~sbert_tutor.losses.cross_encoder_bce`
+``ce_mse``           text1, text2 (read as one input)   score       :func:`~sbert_tutor.losses.cross_encoder_mse`
+===================  =================================  ==========  =======================================================
 
 **Cross-encoders.** ``ce_bce`` and ``ce_mse`` train a
 :class:`~sbert_tutor.cross_encoder.CrossEncoder` instead (:attr:`Objective.model_kind`): its :meth:`Objective.loss` joins each pair

@@ -419,8 +419,8 @@ def matryoshka_study(
         sts: the STS pairs scored (an ``STSData``).
 
     Returns:
-        A long table: ``variant`` (``start``, ``MNRL``, ``Matryoshka MNRL``), ``seed``, ``dims``,
-        ``spearman``.
+        The long table of ``variant`` (``start``, ``MNRL``, ``Matryoshka MNRL``), ``seed``,
+        ``dims`` and ``spearman``.
     """
     import copy
     import dataclasses
