@@ -385,8 +385,7 @@ def rerank_verdict(table: pd.DataFrame, reranker: str) -> str:
     head = f"Re-ranking the top {k} moves MRR@10 from {before:.3f} to {after:.3f} ({change:+.3f})"
     if reranker.startswith("published"):
         return head + (
-            ", with the published cross-encoder, trained on over 500,000 MS MARCO training "
-            "examples."
+            ", with the published cross-encoder, trained on MS MARCO's own training set."
         )
     if change > 0:
         return head + (
@@ -398,8 +397,8 @@ def rerank_verdict(table: pd.DataFrame, reranker: str) -> str:
         f": the cross-encoder trained here ({reranker.removeprefix('trained here: ')}) does not "
         "beat the bi-encoder. It saw a few hundred training queries with one judged passage "
         "each (and, in this profile, only part of them), while all-MiniLM-L6-v2 was trained on "
-        "about a billion pairs and the published cross-encoder on over 500,000 MS MARCO "
-        "training examples. The training data and steps, not the architecture, are what is missing here."
+        "about a billion pairs and the published cross-encoder on MS MARCO's whole training "
+        "set. The training data and steps, not the architecture, are what is missing here."
     )
 
 
