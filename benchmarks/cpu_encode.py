@@ -12,7 +12,9 @@ Paths:
 * ``sbert_tutor fp32``: ``encode()`` as it is by default (the weights' own fp32);
 * ``sbert_tutor auto``: ``encode(compute_dtype="auto")``: bf16 autocast where the CPU has native
   bf16 instructions (:func:`sbert_tutor.compute.cpu_has_native_bf16`), else fp32;
-* ``sbert_tutor OpenVINO fp32`` / ``auto``: :func:`sbert_tutor.openvino_backend.to_openvino`;
+* ``sbert_tutor OpenVINO fp32`` / ``auto`` / ``int8``: :func:`sbert_tutor.openvino_backend.to_openvino`;
+  int8 is calibrated on 300 training sentences shaped like the timed set (3/4 distinct STSb
+  *train* sentences, 1/4 MS MARCO passages that are not among the timed ones; never STSb test);
 * ``sentence-transformers torch fp32`` / ``torch bf16`` (the model cast with ``.bfloat16()``, as
   its efficiency documentation does) and its ``onnx``, ``onnx int8`` and ``openvino`` backends
   when they can be loaded here (they need ``optimum``; a backend that cannot is recorded as
@@ -29,6 +31,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import time
@@ -37,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from encode import MODEL, RESULTS, sentence_set
+from encode import MODEL, RESULTS, msmarco_passages, sentence_set
 
 #: Issue 24's bars (2 CPU cores): auto vs this library's fp32, the fastest path vs
 #: sentence-transformers' fastest backend, and the STSb Spearman points any path may lose.
@@ -45,7 +48,24 @@ BAR = {"auto_vs_fp32": 2.0, "fastest_vs_sentence_transformers": 1.5, "sts_points
 OURS_FP32 = "sbert_tutor fp32"
 
 
-def ours_paths(batch_size: int, threads: int) -> tuple[dict[str, Callable], dict[str, Any]]:
+def calibration_set(skip_passages: int, n: int = 300, seed: int = 0) -> tuple[list[str], list[str]]:
+    """``n`` sentences for int8 calibration, mixed as the timed set is: 3/4 distinct STSb train
+    sentences, 1/4 MS MARCO passages after the first ``skip_passages`` (those are timed).
+    Returns the sentences and the files read."""
+    from sbert_tutor.data import load_sts
+
+    train = load_sts("stsb", "train")
+    distinct = list(dict.fromkeys(t.strip() for t in train.sentences1 + train.sentences2))
+    random.Random(seed).shuffle(distinct)
+    passages, corpus = msmarco_passages(n // 4, skip=skip_passages)
+    chosen = distinct[: n - len(passages)] + passages
+    random.Random(seed).shuffle(chosen)
+    return chosen, sorted({str(f) for f in train.files} | {corpus})
+
+
+def ours_paths(
+    batch_size: int, threads: int, calibration: list[str]
+) -> tuple[dict[str, Callable], dict[str, Any]]:
     """This library's paths, each ``sentences -> [n, d] float32``, and the encoder's settings."""
     from sbert_tutor import SentenceEncoder
     from sbert_tutor.compute import cpu_has_native_bf16
@@ -58,8 +78,13 @@ def ours_paths(batch_size: int, threads: int) -> tuple[dict[str, Callable], dict
             s, batch_size=batch_size, compute_dtype="auto", show_progress_bar=False
         ),
     }
-    for precision in ("fp32", "auto"):
-        fast = to_openvino(encoder, precision, threads=threads)
+    for precision in ("fp32", "auto", "int8"):
+        fast = to_openvino(
+            encoder,
+            precision,
+            threads=threads,
+            calibration=calibration if precision == "int8" else None,
+        )
         paths[f"sbert_tutor OpenVINO {precision}"] = (
             lambda s, fast=fast: fast.encode(s, batch_size=batch_size, show_progress_bar=False)
         )
@@ -130,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     sentences, files = sentence_set("mixed", args.n)
-    ours, settings = ours_paths(args.batch_size, args.threads)
+    calibration, calibration_files = calibration_set(skip_passages=args.n // 4)
+    files = sorted(set(files) | set(calibration_files))
+    ours, settings = ours_paths(args.batch_size, args.threads, calibration)
     theirs, unavailable = reference_paths(args.batch_size)
     paths = {**ours, **theirs}
     for name, reason in unavailable.items():
@@ -221,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
                 "model": MODEL,
                 "n_sentences": len(sentences),
                 "sentence_set": "mixed: 3/4 distinct STSb sentences, 1/4 MS MARCO passages, seed 0",
+                "int8_calibration": f"{len(calibration)} sentences: 3/4 distinct STSb train "
+                "sentences, 1/4 MS MARCO passages after the timed ones, seed 0",
                 "batch_size": args.batch_size,
                 "threads": args.threads,
                 "repeats": args.repeats,

@@ -65,7 +65,6 @@ def sentence_set(name: str, n: int, seed: int = 0) -> tuple[list[str], list[str]
     """``stsb``: ``n`` distinct STSb sentences (train+dev+test); ``mixed``: 3/4 of them and 1/4
     MS MARCO passages. Shuffled with ``seed``. Returns the sentences and the files read."""
     from sbert_tutor.data import load_sts
-    from sbert_tutor.data._files import local_file, local_root, read_tsv
 
     texts: list[str] = []
     files: list[str] = []
@@ -78,21 +77,26 @@ def sentence_set(name: str, n: int, seed: int = 0) -> tuple[list[str], list[str]
     if name == "stsb":
         chosen = distinct[:n]
     elif name == "mixed":
-        root = local_root()
-        if root is None:
-            raise SystemExit("the mixed set needs SBERT_TUTOR_DATA (MS MARCO passages)")
-        corpus = local_file(root, "msmarco/corpus_mini.tsv")
-        files.append(str(corpus))
-        passages = []
-        for row in read_tsv(corpus):
-            passages.append(row["passage"])
-            if len(passages) == n // 4:
-                break
+        passages, corpus = msmarco_passages(n // 4)
+        files.append(corpus)
         chosen = distinct[: n - len(passages)] + passages
         random.Random(seed).shuffle(chosen)
     else:
         raise SystemExit(f"unknown sentence set {name!r}; use stsb or mixed")
     return chosen, sorted(set(files))
+
+
+def msmarco_passages(n: int, skip: int = 0) -> tuple[list[str], str]:
+    """Passages ``skip`` to ``skip + n`` of the data folder's ``msmarco/corpus_mini.tsv``, in file
+    order, and that file's path."""
+    from sbert_tutor.data._files import local_file, local_root, read_tsv
+
+    root = local_root()
+    if root is None:
+        raise SystemExit("MS MARCO passages need SBERT_TUTOR_DATA (the data folder)")
+    corpus = local_file(root, "msmarco/corpus_mini.tsv")
+    rows = zip(range(skip + n), read_tsv(corpus), strict=False)
+    return [row["passage"] for _, row in rows][skip:], str(corpus)
 
 
 # ----------------------------------------------------------------------------- helpers
