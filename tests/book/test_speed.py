@@ -216,3 +216,41 @@ def test_padding_savings_are_larger_for_mixed_lengths(tiny_bert):
     assert table.loc["short", "positions saved (x)"] == pytest.approx(1.0)
     assert table.loc["mixed", "positions saved (x)"] > 1.5
     assert table.loc["mixed", "attention saved (x)"] > table.loc["mixed", "positions saved (x)"]
+
+
+def test_the_recorded_cpu_paths_agree_with_their_own_rows():
+    """The recorded ``benchmarks/cpu_encode.py`` run the chapter shows: every ratio and every
+    criterion recomputed from the rows' sentences/s and STSb scores, fastest path first."""
+    from sbert_tutor.book.chapters.computational_efficiency import (
+        CPU_PATHS_RECORD,
+        cpu_paths_summary,
+    )
+    from sbert_tutor.book.recorded import recorded_results
+
+    record = recorded_results(CPU_PATHS_RECORD)
+    table, how = cpu_paths_summary(record)
+    rate = table["sentences_per_s"]
+    assert list(rate) == sorted(rate, reverse=True)
+    ours = table[table["library"] == "sbert_tutor"]
+    theirs = table[table["library"] == "sentence-transformers"]
+    st_fastest = theirs["sentences_per_s"].max()
+    fp32 = rate["sbert_tutor fp32"]
+    pd.testing.assert_series_equal(
+        table["vs_sbert_tutor_fp32"], rate / fp32, check_names=False, rtol=1e-12
+    )
+    pd.testing.assert_series_equal(
+        table["vs_sentence_transformers_fastest"], rate / st_fastest, check_names=False, rtol=1e-12
+    )
+    fastest = ours["sentences_per_s"].idxmax()
+    by_name = {c["criterion"]: c for c in record["criteria"]}
+    auto = by_name["auto vs sbert_tutor fp32"]
+    assert auto["value"] == pytest.approx(rate["sbert_tutor auto"] / fp32)
+    assert auto["met"] == (auto["value"] >= auto["bar"])
+    speed = next(c for name, c in by_name.items() if name.startswith(f"fastest path ({fastest})"))
+    assert speed["value"] == pytest.approx(rate[fastest] / st_fastest)
+    assert speed["met"] == (speed["value"] >= speed["bar"])
+    lost = by_name[f"STSb points lost by the fastest path ({fastest})"]
+    spearman = table["stsb_test_spearman"]
+    assert lost["value"] == pytest.approx(spearman["sbert_tutor fp32"] - spearman[fastest])
+    assert lost["met"] == (lost["value"] <= lost["bar"])
+    assert how["threads"] == 2 and "cpu_encode.py" in how["command"]
