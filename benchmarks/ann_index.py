@@ -8,7 +8,8 @@ hash of the texts and the model settings). Then, with ``--threads`` for every in
 
 * exact search with faiss' flat index (:func:`sbert_tutor.ann.build_index` ``"flat"``): the
   reference top-10 and the speed baseline;
-* HNSW for each ``M`` x ``efSearch``, IVF-Flat and IVF-PQ for each ``nprobe``.
+* HNSW and HNSW-SQ8 (8-bit vectors) for each ``M`` x ``efSearch``, IVF-Flat and IVF-PQ for each
+  ``nprobe``.
 
 For each setting: recall@10 against the exact top-10 (:func:`sbert_tutor.metrics.recall_at_k`),
 queries per second (all queries in one batched ``search`` call; median of ``--repeats``), its
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=64, help="encode batch size")
     parser.add_argument("--repeats", type=int, default=3, help="timed searches per setting")
     parser.add_argument("--hnsw-m", default="16,32", help="HNSW M values")
+    parser.add_argument("--hnsw-sq8-m", default="32", help="HNSW-SQ8 M values")
     parser.add_argument("--ef-construction", type=int, default=80, help="HNSW efConstruction")
     parser.add_argument("--ef-search", default="16,32,64,128,256", help="HNSW efSearch values")
     parser.add_argument("--nlist", type=int, default=None, help="IVF cells (default 4*sqrt(n))")
@@ -142,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         len(corpus),
         hnsw_m=ints(args.hnsw_m),
         ef_construction=args.ef_construction,
+        hnsw_sq8_m=ints(args.hnsw_sq8_m),
         ef_search=ints(args.ef_search),
         nlist=args.nlist,
         nprobe=ints(args.nprobe),

@@ -68,6 +68,38 @@ def test_hnsw_with_huge_ef_search_is_exact(metric):
     assert knn_recall_at_k(few, exact, 10) <= 1.0
 
 
+def sq8_by_hand(corpus: np.ndarray) -> np.ndarray:
+    """The module docstring's 8-bit scalar quantisation, decoded: per-dimension range of the
+    corpus, q = floor(255 (c - min) / (max - min)), c~ = min + (q + 1/2) (max - min) / 255."""
+    low, high = corpus.min(0), corpus.max(0)
+    width = high - low
+    codes = np.clip(np.floor((corpus - low) / width * np.float32(255)), 0, 255)
+    return low + (codes + np.float32(0.5)) / np.float32(255) * width
+
+
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_hnsw_sq8_stores_the_hand_decoded_vectors_and_searches_them_exactly(metric):
+    """HNSW-SQ8 keeps the vectors the docstring's formula decodes (to float32 rounding), and with
+    efSearch = n its graph walk is exact search over those decoded vectors; it stores a quarter
+    of the bytes of HNSW-Flat's vectors."""
+    queries, corpus = clustered()
+    unit = corpus / np.linalg.norm(corpus, axis=1, keepdims=True) if metric == "cosine" else corpus
+    index = build_index(corpus, "hnsw_sq8", metric=metric, M=8, efConstruction=64)
+    stored = index.index.storage.reconstruct_n(0, len(corpus))
+    decoded = sq8_by_hand(unit.astype(np.float32))
+    np.testing.assert_allclose(stored, decoded, atol=1e-5)
+    assert np.abs(stored - unit).max() > 1e-4  # the rounding is real
+    score = "dot" if metric == "cosine" else metric
+    q = queries / np.linalg.norm(queries, axis=1, keepdims=True) if metric == "cosine" else queries
+    ref_scores, ref_ids = semantic_search(q, decoded, top_k=10, score=score, device="cpu")
+    scores, ids = index.search(queries, k=10, efSearch=len(corpus))
+    assert knn_recall_at_k(ids, ref_ids, 10) >= 0.99  # near-ties may swap at the 10th place
+    np.testing.assert_allclose(scores, ref_scores, atol=1e-4)
+    flat = build_index(corpus, "hnsw", metric=metric, M=8, efConstruction=64)
+    vectors = len(corpus) * corpus.shape[1]
+    assert abs((flat.nbytes - index.nbytes) - 3 * vectors) < 4 * 2 * corpus.shape[1] + 512
+
+
 @pytest.mark.parametrize("metric", ["cosine", "dot", "euclidean"])
 def test_ivf_flat_probing_every_list_is_exact(metric):
     queries, corpus = clustered()
@@ -142,7 +174,7 @@ def test_ivf_pq_searches_the_decoded_vectors():
 
 def test_nbytes_is_the_serialized_size(tmp_path):
     queries, corpus = clustered()
-    for kind in ("flat", "hnsw", "ivf_flat"):
+    for kind in ("flat", "hnsw", "hnsw_sq8", "ivf_flat"):
         index = build_index(corpus, kind)
         path = tmp_path / f"{kind}.faiss"
         faiss.write_index(index.index, str(path))

@@ -68,8 +68,17 @@ def test_sweep_against_exact_search():
     rng = np.random.default_rng(0)
     corpus = rng.standard_normal((400, 16)).astype(np.float32)
     queries = rng.standard_normal((20, 16)).astype(np.float32)
-    plan = index_plan(len(corpus), hnsw_m=(8,), ef_search=(400,), nlist=10, nprobe=(10, 20), pq_m=4)
-    assert plan[1] == ("IVF-Flat", "ivf_flat", {"nlist": 10}, "nprobe", [10])  # 20 > nlist dropped
+    plan = index_plan(
+        len(corpus),
+        hnsw_m=(8,),
+        hnsw_sq8_m=(8,),
+        ef_search=(400,),
+        nlist=10,
+        nprobe=(10, 20),
+        pq_m=4,
+    )
+    assert plan[1][:2] == ("HNSW-SQ8 M=8", "hnsw_sq8")
+    assert plan[2] == ("IVF-Flat", "ivf_flat", {"nlist": 10}, "nprobe", [10])  # 20 > nlist dropped
     rows = sweep(corpus, queries, plan, repeats=1, progress=False)
     frame = results_frame(rows).set_index(["index", "search knob"])
     assert frame.loc[("Flat (exact)", "-"), "recall@10"] == 1.0
@@ -78,3 +87,9 @@ def test_sweep_against_exact_search():
     assert frame.loc[("HNSW M=8", "efSearch=400"), "recall@10"] == 1.0
     assert frame.loc[("IVF-Flat", "nprobe=10"), "recall@10"] == 1.0
     assert frame.loc[("IVF-PQ m=4", "nprobe=10"), "recall@10"] < 1.0
+    # the 8-bit graph searches rounded vectors: near-exact, in a quarter of the vector bytes
+    assert frame.loc[("HNSW-SQ8 M=8", "efSearch=400"), "recall@10"] >= 0.9
+    assert (
+        frame.loc[("HNSW-SQ8 M=8", "efSearch=400"), "MiB"]
+        < frame.loc[("HNSW M=8", "efSearch=400"), "MiB"]
+    )

@@ -96,13 +96,15 @@ def index_plan(
     n: int,
     hnsw_m: Sequence[int] = (16, 32),
     ef_construction: int = 80,
+    hnsw_sq8_m: Sequence[int] = (32,),
     ef_search: Sequence[int] = (16, 32, 64, 128, 256),
     nlist: int | None = None,
     nprobe: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256),
     pq_m: int = 48,
 ) -> list[tuple[str, str, dict[str, Any], str, list[int]]]:
-    """The settings swept: ``(family, kind, build knobs, search knob, its values)``; ``nlist``
-    defaults to :func:`sbert_tutor.ann.default_nlist` of ``n`` and ``nprobe`` values above it
+    """The settings swept: ``(family, kind, build knobs, search knob, its values)``: HNSW for each
+    of ``hnsw_m`` and HNSW-SQ8 for each of ``hnsw_sq8_m`` (both with ``ef_construction``), then
+    IVF-Flat and IVF-PQ; ``nlist`` defaults to :func:`sbert_tutor.ann.default_nlist` of ``n`` and ``nprobe`` values above it
     are dropped."""
     from sbert_tutor.ann import default_nlist
 
@@ -117,6 +119,16 @@ def index_plan(
             list(ef_search),
         )
         for m in hnsw_m
+    ]
+    plan += [
+        (
+            f"HNSW-SQ8 M={m}",
+            "hnsw_sq8",
+            {"M": m, "efConstruction": ef_construction},
+            "efSearch",
+            list(ef_search),
+        )
+        for m in hnsw_sq8_m
     ]
     plan.append(("IVF-Flat", "ivf_flat", {"nlist": nlist}, "nprobe", probes))
     pq = {"nlist": nlist, "m": pq_m, "nbits": 8}
