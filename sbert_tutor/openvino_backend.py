@@ -18,7 +18,8 @@ encoder's up to the rounding of the precision chosen:
 
   .. math::
 
-     XW \approx s_X s_W \, (Q_X Q_W), \qquad
+     XW \approx s_X s_W \, (Q_X Q_W),
+
      Q_W = \mathrm{round}(W / s_W), \quad Q_X = \mathrm{round}(X / s_X),
 
   with one scale :math:`s_W` per output column of :math:`W` and one :math:`s_X` per activation
