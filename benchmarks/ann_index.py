@@ -18,7 +18,7 @@ time. Issue 24's bar: some index reaches recall@10 >= 0.95 at >= 10x the flat in
 
 Examples::
 
-    SBERT_TUTOR_DATA=../shared/data HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 \\
+    SBERT_TUTOR_DATA=/path/to/data HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 \\
         python benchmarks/ann_index.py --threads 1 --json auto
     python benchmarks/ann_index.py --threads 1 --corpus-size 5000 --queries 200 --json /tmp/a.json
 """

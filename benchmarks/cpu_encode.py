@@ -25,7 +25,7 @@ quarters distinct STSb sentences, one quarter MS MARCO passages, shuffled with s
 
 Example::
 
-    SBERT_TUTOR_DATA=../shared/data HF_HUB_OFFLINE=1 python benchmarks/cpu_encode.py --json auto
+    SBERT_TUTOR_DATA=/path/to/data HF_HUB_OFFLINE=1 python benchmarks/cpu_encode.py --json auto
 """
 
 from __future__ import annotations

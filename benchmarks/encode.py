@@ -28,7 +28,7 @@ issue 15 are in its ``criteria``). See ``benchmarks/gpu_encode.sh`` for the one 
 
 Examples::
 
-    SBERT_TUTOR_DATA=../shared/data HF_HUB_OFFLINE=1 python benchmarks/encode.py --json out.json
+    SBERT_TUTOR_DATA=/path/to/data HF_HUB_OFFLINE=1 python benchmarks/encode.py --json out.json
     python benchmarks/encode.py --preset gpu --device cuda --json auto
     python benchmarks/encode.py --preset gpu --device cpu --n 200 --batch-sizes 32 --repeats 1
 """

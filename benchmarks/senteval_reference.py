@@ -15,7 +15,7 @@ zero vector, as in :mod:`sbert_tutor.evaluation.transfer`.
 
 Example::
 
-    SBERT_TUTOR_DATA=../shared/data HF_HUB_OFFLINE=1 python benchmarks/senteval_reference.py \\
+    SBERT_TUTOR_DATA=/path/to/data HF_HUB_OFFLINE=1 python benchmarks/senteval_reference.py \\
         --senteval /path/to/SentEval --tasks MR,CR --cache /tmp/emb --json out.json
 
 On one thread the seven tasks take hours, so they may be run a few tasks at a time and the runs'

@@ -19,7 +19,7 @@ each (model, batch size), ``auto`` vs ``fp32``: the checks of issue 15 in ``crit
 
 Examples::
 
-    SBERT_TUTOR_DATA=../shared/data HF_HUB_OFFLINE=1 python benchmarks/train_step.py --loss cosine --epochs 1 --eval --json out.json
+    SBERT_TUTOR_DATA=/path/to/data HF_HUB_OFFLINE=1 python benchmarks/train_step.py --loss cosine --epochs 1 --eval --json out.json
     python benchmarks/train_step.py --device cuda --loss cosine --amp none,bf16,fp16,auto \\
         --batch-size 16,64 --model minilm,bert-base-random --no-st --eval --json auto
 """

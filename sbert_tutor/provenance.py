@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sbert_tutor.profiles import get_profile
+from sbert_tutor.settings import data_label
 
 _PACKAGES = (
     "sbert-tutor",
@@ -114,19 +115,20 @@ def provenance(
     Args:
         profile: ``"quick"``, ``"t4"`` or ``"paper"`` (``None``: resolved as
             :func:`sbert_tutor.profiles.get_profile`).
-        data_files: every local data file read; each is hashed (sha256).
+        data_files: every local data file read; each is hashed (sha256) and named by
+            :func:`sbert_tutor.settings.data_label` (relative to the data folder).
         model: the encoder's settings (``SentenceEncoder.describe()``).
         **extra: anything else worth keeping (command line, seeds, sizes).
     """
     if profile is None:
         profile = get_profile().name
-    files = sorted({str(Path(f)) for f in data_files})
+    files = {data_label(f): Path(f) for f in data_files}
     return {
         "git": git_info(),
         "packages": package_versions(),
         "hardware": hardware(),
         "profile": profile,
-        "data_files": {f: sha256_file(f) for f in files},
+        "data_files": {label: sha256_file(files[label]) for label in sorted(files)},
         "model": model,
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **extra,

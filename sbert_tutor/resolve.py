@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import logging
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from sbert_tutor.settings import MODELS_ENV, OFFLINE_ENV, hf_offline, models_dir
@@ -97,7 +98,10 @@ def resolve_model(name_or_path: str | Path) -> ResolvedModel:
         module_name, package = PACKAGED_MODELS[hub_name]
         try:
             path = _from_package(hub_name)
-            return ResolvedModel(path, f"PyPI package {package} ({path})", hub_name)
+            # the package's version, not its install folder (``path`` has that): the source
+            # says what was loaded, the same on every machine
+            version = metadata.version(package)
+            return ResolvedModel(path, f"PyPI package {package} {version}", hub_name)
         except Exception as exc:
             tried.append(f"package {package}: {exc}")
 

@@ -83,6 +83,31 @@ def cache_dir() -> Path:
     return _folder_from_env(CACHE_ENV) or Path.home() / ".cache" / "sbert_tutor"
 
 
+#: How a loader names the local data folder as its source (``NLIData.source`` and the like): the
+#: setting, not the folder's place on the machine that ran it (the files' sha256 say which data).
+LOCAL_DATA_SOURCE = f"{DATA_ENV} folder"
+
+
+def data_label(path: str | Path) -> str:
+    """How a data file is named in provenance: relative to the folder the project read it from.
+
+    ``<SBERT_TUTOR_DATA>/msmarco/corpus_mini.tsv`` becomes ``"SBERT_TUTOR_DATA/msmarco/corpus_mini.tsv"``
+    and a file in the cache (:func:`cache_dir`) ``"SBERT_TUTOR_CACHE/..."``, so a record names the
+    file read, not where those folders sit on the machine that made it; any other file (the user's
+    own) keeps the path it was given.
+    """
+    given = Path(path)
+    full = given.expanduser().resolve()
+    for env, root in ((DATA_ENV, data_dir()), (CACHE_ENV, cache_dir())):
+        if root is None:
+            continue
+        try:
+            return f"{env}/{full.relative_to(root.expanduser().resolve()).as_posix()}"
+        except ValueError:
+            continue
+    return str(given)
+
+
 def models_dir() -> Path | None:
     """The folder named by ``SBERT_TUTOR_MODELS``, or ``None`` when it is unset."""
     return _folder_from_env(MODELS_ENV)

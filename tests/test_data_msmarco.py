@@ -35,7 +35,9 @@ def test_counts_match_manifest(name, queries, qrels, threshold):
     assert len(data.corpus) == 16_799 and data.corpus_name == "mini"
     assert data.relevance_threshold == threshold
     assert set(data.queries) == set(data.qrels)  # only queries with judgements
-    assert data.source.startswith("topics: SBERT_TUTOR_DATA=") and len(data.files) == 3
+    assert (
+        data.source.startswith("topics: SBERT_TUTOR_DATA folder; corpus:") and len(data.files) == 3
+    )
     assert any("16,799 passages instead of the 8,841,823" in n for n in data.notes)
     # MANIFEST: every relevant passage of these two datasets is in corpus_mini
     relevant = [d for docs in data.qrels.values() for d, g in docs.items() if g >= 1]

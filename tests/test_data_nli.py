@@ -35,7 +35,7 @@ def test_counts_match_manifest(name, split, count):
     data = load_nli(name, split)
     assert len(data) == count
     assert set(data.labels) == set(NLI_LABELS)
-    assert data.files and data.source.startswith("SBERT_TUTOR_DATA=")
+    assert data.files and data.source == "SBERT_TUTOR_DATA folder"
     assert all(isinstance(s, str) and s.strip() for s in data.premises + data.hypotheses)
 
 

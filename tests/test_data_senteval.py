@@ -53,7 +53,7 @@ def test_sizes_and_class_balance_match_the_manifest(name):
     assert task.sizes() == SIZES[name]
     for split, data in task.splits.items():
         assert data.class_counts() == CLASS_COUNTS[name, split]
-    assert task.source.startswith("SBERT_TUTOR_DATA=") and task.files and task.note == ""
+    assert task.source == "SBERT_TUTOR_DATA folder" and task.files and task.note == ""
     assert task.is_pair_task == (name == "mrpc")
 
 

@@ -41,7 +41,7 @@ def test_counts_match_manifest(name, split):
     low, high = data.score_range
     assert data.scores.min() >= low and data.scores.max() <= high
     assert all(isinstance(s, str) and s for s in data.sentences1 + data.sentences2)
-    assert data.source.startswith("SBERT_TUTOR_DATA=") and data.files
+    assert data.source == "SBERT_TUTOR_DATA folder" and data.files
 
 
 @needs_data

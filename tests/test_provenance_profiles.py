@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 
 from sbert_tutor.profiles import get_profile
 from sbert_tutor.provenance import provenance, sha256_file
+from sbert_tutor.settings import data_label
 
 
 def test_provenance_hashes_files(tmp_path):
@@ -20,6 +22,30 @@ def test_provenance_hashes_files(tmp_path):
     assert len(record["git"]["sha"]) == 40 or record["git"]["sha"].startswith("unknown")
     f.write_bytes(b"changed")
     assert sha256_file(f) == hashlib.sha256(b"changed").hexdigest()
+
+
+def test_data_files_are_named_relative_to_their_folder(tmp_path, monkeypatch):
+    data, cache, own = tmp_path / "data", tmp_path / "cache", tmp_path / "mine.tsv"
+    (data / "stsb").mkdir(parents=True)
+    (cache / "msmarco").mkdir(parents=True)
+    for f, text in (
+        (data / "stsb" / "a.tsv", b"a"),
+        (cache / "msmarco" / "b.tsv", b"b"),
+        (own, b"c"),
+    ):
+        f.write_bytes(text)
+    monkeypatch.setenv("SBERT_TUTOR_DATA", str(data))
+    monkeypatch.setenv("SBERT_TUTOR_CACHE", str(cache))
+    files = [data / "stsb" / "a.tsv", cache / "msmarco" / "b.tsv", own]
+    record = provenance(profile="quick", data_files=files)
+    assert record["data_files"] == {
+        "SBERT_TUTOR_CACHE/msmarco/b.tsv": hashlib.sha256(b"b").hexdigest(),
+        "SBERT_TUTOR_DATA/stsb/a.tsv": hashlib.sha256(b"a").hexdigest(),
+        str(own): hashlib.sha256(b"c").hexdigest(),
+    }
+    # nothing of where the data folder sits is left in the record
+    assert str(data) not in json.dumps(record) and str(cache) not in json.dumps(record)
+    assert data_label(data / "stsb" / ".." / "stsb" / "a.tsv") == "SBERT_TUTOR_DATA/stsb/a.tsv"
 
 
 def test_profile_selection(monkeypatch):

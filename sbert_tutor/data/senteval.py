@@ -61,6 +61,7 @@ from sbert_tutor.data._files import (
     local_file,
     local_root,
 )
+from sbert_tutor.settings import LOCAL_DATA_SOURCE
 
 logger = logging.getLogger(__name__)
 
@@ -432,7 +433,7 @@ def _load_local(root: Path, task: str) -> TransferTask:
         name=task,
         splits=splits,
         label_names=LABEL_NAMES[task],
-        source=f"SBERT_TUTOR_DATA={root}",
+        source=LOCAL_DATA_SOURCE,
         files=files,
     )
 

@@ -33,7 +33,7 @@ from sbert_tutor.data._files import (
     local_root,
     read_data_file,
 )
-from sbert_tutor.settings import CHECK_SIZES_ENV, check_sizes
+from sbert_tutor.settings import CHECK_SIZES_ENV, LOCAL_DATA_SOURCE, check_sizes
 from sbert_tutor.stats import seeded_subset
 from sbert_tutor.validation import check_choice, check_same_length, check_scores, check_sentences
 
@@ -331,7 +331,7 @@ def _load_local(root: Path, task: str, split: str, variant: str) -> STSData:
         sentences2=s2,
         scores=check_scores(scores, name=f"{task} scores"),
         subsets=subsets,
-        source=f"SBERT_TUTOR_DATA={root}",
+        source=LOCAL_DATA_SOURCE,
         files=tuple(t.path for t in tables),
         labels=tables[0].column("entailment_judgment") if task == "sickr" else None,
         score_range=SCORE_RANGES[task],
