@@ -8,8 +8,9 @@ hash of the texts and the model settings). Then, with ``--threads`` for every in
 
 * exact search with faiss' flat index (:func:`sbert_tutor.ann.build_index` ``"flat"``): the
   reference top-10 and the speed baseline;
-* HNSW and HNSW-SQ8 (8-bit vectors) for each ``M`` x ``efSearch``, IVF-Flat and IVF-PQ for each
-  ``nprobe``.
+* HNSW and HNSW-SQ8 (8-bit vectors) for each ``M`` x ``efSearch``, HNSW-SQ8 again in the
+  clustered layout (``layout_clusters``, :func:`sbert_tutor.ann.cluster_layout`), IVF-Flat and
+  IVF-PQ for each ``nprobe``.
 
 For each setting: recall@10 against the exact top-10 (:func:`sbert_tutor.metrics.recall_at_k`),
 queries per second (all queries in one batched ``search`` call; median of ``--repeats``), its
@@ -97,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="timed searches per setting")
     parser.add_argument("--hnsw-m", default="16,32", help="HNSW M values")
     parser.add_argument("--hnsw-sq8-m", default="32", help="HNSW-SQ8 M values")
+    parser.add_argument(
+        "--layout-clusters",
+        type=int,
+        default=None,
+        help="k-means clusters of HNSW-SQ8's clustered layout (default 4*sqrt(n); 0: none)",
+    )
     parser.add_argument("--ef-construction", type=int, default=80, help="HNSW efConstruction")
     parser.add_argument("--ef-search", default="16,32,64,128,256", help="HNSW efSearch values")
     parser.add_argument("--nlist", type=int, default=None, help="IVF cells (default 4*sqrt(n))")
@@ -140,11 +147,14 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     if args.nlist is None:
         args.nlist = default_nlist(len(corpus))
+    if args.layout_clusters is None:
+        args.layout_clusters = default_nlist(len(corpus))
     plan = index_plan(
         len(corpus),
         hnsw_m=ints(args.hnsw_m),
         ef_construction=args.ef_construction,
         hnsw_sq8_m=ints(args.hnsw_sq8_m),
+        layout_clusters=args.layout_clusters,
         ef_search=ints(args.ef_search),
         nlist=args.nlist,
         nprobe=ints(args.nprobe),
@@ -201,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
                 "settings": {
                     "nlist": args.nlist,
                     "ef_construction": args.ef_construction,
+                    "layout_clusters": args.layout_clusters,
                     "pq_m": args.pq_m,
                     "pq_nbits": 8,
                 },

@@ -12,9 +12,11 @@ kind             FAISS index                          build knobs           sear
 ===============  ===================================  ====================  =====================
 ``"flat"``       ``IndexFlatIP`` / ``IndexFlatL2``    (none)                (none)
 ``"hnsw"``       ``IndexHNSWFlat``                    ``M``,                ``efSearch``
-                                                      ``efConstruction``
+                                                      ``efConstruction``,
+                                                      ``layout_clusters``
 ``"hnsw_sq8"``   ``IndexHNSWSQ`` (8-bit)              ``M``,                ``efSearch``
-                                                      ``efConstruction``
+                                                      ``efConstruction``,
+                                                      ``layout_clusters``
 ``"ivf_flat"``   ``IndexIVFFlat``                     ``nlist``             ``nprobe``
 ``"ivf_pq"``     ``IndexIVFPQ``                       ``nlist``, ``m``,     ``nprobe``
                                                       ``nbits``
@@ -31,6 +33,14 @@ kind             FAISS index                          build knobs           sear
   as :math:`\tilde c_i = \min_i + (q_i + \tfrac12)(\max_i - \min_i)/255`. The walk scores
   the query against :math:`\tilde c`: four times fewer bytes read a step than ``"hnsw"``,
   scores and neighbours approximate to that rounding.
+* **Clustered layout** (``layout_clusters=C``, this library's knob; 0, the default, keeps FAISS's
+  insertion order): after the graph is built, the stored vectors and graph nodes are reordered
+  so that each of ``C`` k-means clusters of the corpus lies contiguous in memory (rows sorted by
+  their cluster, :meth:`faiss.IndexHNSW.permute_entries`), and the index is wrapped in an
+  ``IndexIDMap`` that maps positions back to row ids. The graph and so the results are the
+  same; a walk, which moves between near vectors, then reads nearby memory, so more of it is
+  already in the CPU's cache (graph reordering, Coleman et al., 2022). It costs one k-means
+  at build time and 8 bytes a vector for the id map.
 * **IVF** (inverted file; Jégou et al., 2011) clusters the corpus with k-means into ``nlist``
   cells with centroids :math:`\mu_1..\mu_{nlist}` (for ``"cosine"`` and ``"dot"`` FAISS runs
   spherical k-means: unit-norm centroids, assignment by inner product), stores each vector in
@@ -78,15 +88,15 @@ from sbert_tutor.similarity import as_matrix
 from sbert_tutor.validation import check_choice
 
 __all__ = ["BUILD_KNOBS", "INDEX_KINDS", "SEARCH_KNOBS", "AnnIndex", "build_index"]
-__all__ += ["SmallTrainingSetWarning", "default_nlist", "knn_recall_at_k"]
+__all__ += ["SmallTrainingSetWarning", "cluster_layout", "default_nlist", "knn_recall_at_k"]
 
 #: The index kinds :func:`build_index` builds (module docstring).
 INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw", "hnsw_sq8", "ivf_flat", "ivf_pq")
 #: Build knobs of each kind and their defaults (``nlist=None``: :func:`default_nlist`).
 BUILD_KNOBS: dict[str, dict[str, Any]] = {
     "flat": {},
-    "hnsw": {"M": 32, "efConstruction": 40},
-    "hnsw_sq8": {"M": 32, "efConstruction": 40},
+    "hnsw": {"M": 32, "efConstruction": 40, "layout_clusters": 0},
+    "hnsw_sq8": {"M": 32, "efConstruction": 40, "layout_clusters": 0},
     "ivf_flat": {"nlist": None},
     "ivf_pq": {"nlist": None, "m": 48, "nbits": 8},
 }
@@ -243,7 +253,20 @@ def _build_knobs(kind: str, n: int, d: int, given: Mapping[str, Any]) -> dict[st
     if "nlist" in knobs and knobs["nlist"] is None:
         knobs["nlist"] = default_nlist(n)
     for name, value in knobs.items():
-        _positive_int(kind, name, value)
+        if name == "layout_clusters":  # 0: FAISS's insertion order
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+                raise ValueError(
+                    f"{kind}: layout_clusters must be 0 (insertion order) or a positive "
+                    f"integer, got {value!r}"
+                )
+        else:
+            _positive_int(kind, name, value)
+    if knobs.get("layout_clusters", 0) > n:
+        raise ValueError(
+            f"{kind}: layout_clusters={knobs['layout_clusters']} is larger than the corpus ({n} "
+            f"vectors); use 0 (insertion order) or at most {n} (about 4*sqrt(n) = "
+            f"{default_nlist(n)} is a sound choice)"
+        )
     if "nlist" in knobs and knobs["nlist"] > n:
         raise ValueError(
             f"{kind}: nlist={knobs['nlist']} is larger than the training set ({n} vectors); "
@@ -359,8 +382,44 @@ def build_index(
         _quiet_kmeans(index, kind, n, settings)
         index.train(x)
     index.add(x)
+    if settings.get("layout_clusters"):
+        index = cluster_layout(faiss, index, x, settings["layout_clusters"], metric)
     seconds = time.perf_counter() - start
     return AnnIndex(kind=kind, metric=metric, knobs=settings, index=index, build_seconds=seconds)
+
+
+def cluster_layout(faiss: Any, index: Any, x: np.ndarray, clusters: int, metric: str) -> Any:
+    """Reorder a built HNSW index so that each of ``clusters`` k-means clusters of ``x`` is
+    contiguous in memory, and wrap it in ``faiss.IndexIDMap`` so that searches still return
+    row ids of ``x`` (the module docstring's clustered layout).
+
+    The clusters come from FAISS's k-means (10 iterations, seed 0, at most 64 training points a
+    centroid; spherical for ``"cosine"`` and ``"dot"``); rows are sorted by cluster, ties kept
+    in row order, and ``permute_entries`` moves stored position ``i`` to hold row
+    ``order[i]``, which is also the id map.
+    """
+    kmeans = faiss.Kmeans(
+        x.shape[1],
+        clusters,
+        niter=10,
+        seed=0,
+        spherical=metric != "euclidean",
+        max_points_per_centroid=64,
+        min_points_per_centroid=1,
+    )
+    kmeans.train(x)
+    _, cluster = kmeans.index.search(x, 1)
+    order = np.argsort(cluster[:, 0], kind="stable").astype(np.int64)
+    index.permute_entries(order)
+    # IndexIDMap only wraps an empty index (it cannot know the ids of vectors already there):
+    # wrap it as empty, then give it the vectors' ids and count
+    n = index.ntotal
+    index.ntotal = 0
+    wrapped = faiss.IndexIDMap(index)
+    index.ntotal = n
+    faiss.copy_array_to_vector(order, wrapped.id_map)
+    wrapped.ntotal = n
+    return wrapped
 
 
 def knn_recall_at_k(found_ids: Any, exact_ids: Any, k: int) -> float:

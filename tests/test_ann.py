@@ -100,6 +100,52 @@ def test_hnsw_sq8_stores_the_hand_decoded_vectors_and_searches_them_exactly(metr
     assert abs((flat.nbytes - index.nbytes) - 3 * vectors) < 4 * 2 * corpus.shape[1] + 512
 
 
+@pytest.mark.parametrize("kind", ["hnsw", "hnsw_sq8"])
+@pytest.mark.parametrize("metric", ["cosine", "euclidean"])
+def test_clustered_layout_moves_the_vectors_not_the_results(kind, metric):
+    """The clustered layout reorders the stored vectors and graph nodes and maps positions back:
+    with one FAISS thread the graph is built the same, so every search returns what the index in
+    insertion order returns, and stored position i holds row id_map[i]."""
+    queries, corpus = clustered()
+    plain = build_index(corpus, kind, metric=metric, M=8, efConstruction=64)
+    laid = build_index(corpus, kind, metric=metric, M=8, efConstruction=64, layout_clusters=12)
+    assert laid.knobs["layout_clusters"] == 12 and plain.knobs["layout_clusters"] == 0
+    for ef in (10, 40):
+        plain_scores, plain_ids = plain.search(queries, k=10, efSearch=ef)
+        scores, ids = laid.search(queries, k=10, efSearch=ef)
+        np.testing.assert_array_equal(ids, plain_ids)
+        np.testing.assert_allclose(scores, plain_scores, atol=1e-6)
+    order = faiss.vector_to_array(laid.index.id_map)
+    assert sorted(order.tolist()) == list(range(len(corpus)))  # a permutation of the rows
+    inner = faiss.downcast_index(laid.index.index)
+    stored = inner.storage.reconstruct_n(0, len(corpus))
+    before = plain.index.storage.reconstruct_n(0, len(corpus))
+    np.testing.assert_array_equal(stored, before[order])
+    assert len(laid) == len(corpus) and laid.dim == corpus.shape[1]
+    # 8 bytes a vector more: the id map
+    assert 0 <= laid.nbytes - plain.nbytes - 8 * len(corpus) < 512
+
+
+def test_clustered_layout_is_the_k_means_order():
+    """The stored order is the docstring's: rows sorted by their k-means cluster (FAISS k-means,
+    10 iterations, seed 0, at most 64 points a centroid), ties in row order; on 12 separated
+    blobs consecutive stored vectors are then near each other, unlike insertion order."""
+    rng = np.random.default_rng(1)
+    centres = rng.standard_normal((12, 16)) * 20
+    corpus = (centres[rng.integers(0, 12, 600)] + rng.standard_normal((600, 16))).astype(np.float32)
+    laid = build_index(corpus, "hnsw", metric="euclidean", M=8, layout_clusters=12)
+    order = faiss.vector_to_array(laid.index.id_map)
+    kmeans = faiss.Kmeans(16, 12, niter=10, seed=0, max_points_per_centroid=64)
+    kmeans.train(corpus)
+    cluster = kmeans.index.search(corpus, 1)[1][:, 0]
+    np.testing.assert_array_equal(order, np.argsort(cluster, kind="stable"))
+
+    def step(rows: np.ndarray) -> float:
+        return float(np.linalg.norm(np.diff(corpus[rows], axis=0), axis=1).mean())
+
+    assert step(order) < 0.5 * step(np.arange(len(corpus)))
+
+
 @pytest.mark.parametrize("metric", ["cosine", "dot", "euclidean"])
 def test_ivf_flat_probing_every_list_is_exact(metric):
     queries, corpus = clustered()
@@ -174,11 +220,20 @@ def test_ivf_pq_searches_the_decoded_vectors():
 
 def test_nbytes_is_the_serialized_size(tmp_path):
     queries, corpus = clustered()
-    for kind in ("flat", "hnsw", "hnsw_sq8", "ivf_flat"):
-        index = build_index(corpus, kind)
+    for kind, knobs in (
+        ("flat", {}),
+        ("hnsw", {}),
+        ("hnsw_sq8", {}),
+        ("hnsw_sq8", {"layout_clusters": 8}),
+        ("ivf_flat", {}),
+    ):
+        index = build_index(corpus, kind, **knobs)
         path = tmp_path / f"{kind}.faiss"
         faiss.write_index(index.index, str(path))
         assert index.nbytes == path.stat().st_size
+        # what is written is whole: read back, it finds what the built index finds
+        _, ids = index.search(queries, k=5)
+        np.testing.assert_array_equal(faiss.read_index(str(path)).search(queries, 5)[1], ids)
     flat = build_index(corpus, "flat")
     assert 0 <= flat.nbytes - corpus.size * 4 < 200  # the vectors and a small header
     assert flat.build_seconds >= 0 and len(flat) == len(corpus) and flat.dim == corpus.shape[1]
@@ -226,6 +281,13 @@ def test_clear_errors():
         build_index(corpus, "ivf_pq", nlist=4, m=4, nbits=8)
     with pytest.raises(ValueError, match="positive integer"):
         build_index(corpus, "hnsw", M=0)
+    for bad in (-1, True, 2.5):
+        with pytest.raises(ValueError, match="layout_clusters must be 0 .insertion order. or"):
+            build_index(corpus, "hnsw_sq8", layout_clusters=bad)
+    with pytest.raises(ValueError, match="layout_clusters=101 is larger than the corpus"):
+        build_index(corpus, "hnsw", layout_clusters=101)
+    with pytest.raises(ValueError, match="ivf_flat has no build knob 'layout_clusters'"):
+        build_index(corpus, "ivf_flat", layout_clusters=4)
     index = build_index(corpus, "ivf_flat", nlist=4)
     with pytest.raises(ValueError, match="ivf_flat has no search knob 'efSearch'"):
         index.search(queries, k=3, efSearch=10)

@@ -78,7 +78,14 @@ def test_sweep_against_exact_search():
         pq_m=4,
     )
     assert plan[1][:2] == ("HNSW-SQ8 M=8", "hnsw_sq8")
-    assert plan[2] == ("IVF-Flat", "ivf_flat", {"nlist": 10}, "nprobe", [10])  # 20 > nlist dropped
+    # the same graph in the clustered layout, 4*sqrt(400) = 80 clusters by default
+    assert plan[2][:3] == (
+        "HNSW-SQ8 M=8, clustered layout",
+        "hnsw_sq8",
+        {"M": 8, "efConstruction": 80, "layout_clusters": 80},
+    )
+    assert plan[3] == ("IVF-Flat", "ivf_flat", {"nlist": 10}, "nprobe", [10])  # 20 > nlist dropped
+    assert len(index_plan(400, hnsw_m=(8,), hnsw_sq8_m=(8,), layout_clusters=0)) == 4
     rows = sweep(corpus, queries, plan, repeats=1, progress=False)
     frame = results_frame(rows).set_index(["index", "search knob"])
     assert frame.loc[("Flat (exact)", "-"), "recall@10"] == 1.0
@@ -93,3 +100,8 @@ def test_sweep_against_exact_search():
         frame.loc[("HNSW-SQ8 M=8", "efSearch=400"), "MiB"]
         < frame.loc[("HNSW M=8", "efSearch=400"), "MiB"]
     )
+    # the clustered layout: other memory order, the same exhaustive walk; 8 bytes a vector more
+    clustered = frame.loc[("HNSW-SQ8 M=8, clustered layout", "efSearch=400")]
+    assert clustered["recall@10"] >= 0.9
+    sq8 = frame.loc[("HNSW-SQ8 M=8", "efSearch=400"), "MiB"]
+    assert clustered["MiB"] * 2**20 - sq8 * 2**20 == pytest.approx(8 * len(corpus), abs=512)

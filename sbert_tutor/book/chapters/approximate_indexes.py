@@ -98,18 +98,22 @@ def index_plan(
     hnsw_m: Sequence[int] = (16, 32),
     ef_construction: int = 80,
     hnsw_sq8_m: Sequence[int] = (32,),
+    layout_clusters: int | None = None,
     ef_search: Sequence[int] = (16, 32, 64, 128, 256),
     nlist: int | None = None,
     nprobe: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256),
     pq_m: int = 48,
 ) -> list[tuple[str, str, dict[str, Any], str, list[int]]]:
     """The settings swept: ``(family, kind, build knobs, search knob, its values)``: HNSW for each
-    of ``hnsw_m`` and HNSW-SQ8 for each of ``hnsw_sq8_m`` (both with ``ef_construction``), then
-    IVF-Flat and IVF-PQ; ``nlist`` defaults to :func:`sbert_tutor.ann.default_nlist` of ``n`` and ``nprobe`` values above it
-    are dropped."""
+    of ``hnsw_m`` and HNSW-SQ8 for each of ``hnsw_sq8_m`` (both with ``ef_construction``), each
+    HNSW-SQ8 again with the clustered layout of ``layout_clusters`` k-means clusters (``None``:
+    :func:`sbert_tutor.ann.default_nlist` of ``n``; 0 leaves it out), then IVF-Flat and IVF-PQ;
+    ``nlist`` defaults to :func:`~sbert_tutor.ann.default_nlist` of ``n`` and ``nprobe`` values
+    above it are dropped."""
     from sbert_tutor.ann import default_nlist
 
     nlist = nlist or default_nlist(n)
+    clusters = default_nlist(n) if layout_clusters is None else layout_clusters
     probes = [p for p in nprobe if p <= nlist]
     plan: list[tuple[str, str, dict[str, Any], str, list[int]]] = [
         (
@@ -123,13 +127,15 @@ def index_plan(
     ]
     plan += [
         (
-            f"HNSW-SQ8 M={m}",
+            f"HNSW-SQ8 M={m}" + (", clustered layout" if layout else ""),
             "hnsw_sq8",
-            {"M": m, "efConstruction": ef_construction},
+            {"M": m, "efConstruction": ef_construction}
+            | ({"layout_clusters": clusters} if layout else {}),
             "efSearch",
             list(ef_search),
         )
         for m in hnsw_sq8_m
+        for layout in ((False, True) if clusters else (False,))
     ]
     plan.append(("IVF-Flat", "ivf_flat", {"nlist": nlist}, "nprobe", probes))
     pq = {"nlist": nlist, "m": pq_m, "nbits": 8}
