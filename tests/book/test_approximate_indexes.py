@@ -11,6 +11,7 @@ pytest.importorskip("faiss")
 from sbert_tutor.book.chapters.approximate_indexes import (  # noqa: E402
     bar_check,
     index_plan,
+    layout_gain,
     memory_table,
     msmarco_projection,
     results_frame,
@@ -62,6 +63,33 @@ def test_memory_and_projection_by_hand():
     assert projection.iloc[:, 1]["HNSW M=16"] == pytest.approx(500.0 * 1000 / 2**30)
     assert projection.attrs["flat_qps_at_target"] == pytest.approx(100.0 * 10 / 1000)
     assert projection.attrs["float32_gib"] == pytest.approx(1000 * 384 * 4 / 2**30)
+
+
+def test_layout_gain_pairs_each_clustered_family_with_insertion_order():
+    def row(family, ef, recall, qps):
+        return {
+            "family": family,
+            "search_knobs": {"efSearch": ef},
+            "recall_at_10": recall,
+            "qps": qps,
+        }
+
+    rows = [
+        {"family": "Flat (exact)", "search_knobs": {}, "recall_at_10": 1.0, "qps": 100.0},
+        row("HNSW-SQ8 M=8", 16, 0.90, 1000.0),
+        row("HNSW-SQ8 M=8", 32, 0.95, 600.0),
+        row("HNSW-SQ8 M=8, clustered layout", 16, 0.91, 1250.0),
+        row("HNSW-SQ8 M=8, clustered layout", 32, 0.95, 660.0),
+        row("HNSW-SQ8 M=8, clustered layout", 64, 0.99, 400.0),  # no partner: left out
+        row("HNSW M=8", 16, 0.92, 800.0),
+    ]
+    gain = layout_gain(rows)
+    assert gain["index"].tolist() == ["HNSW-SQ8 M=8", "HNSW-SQ8 M=8"]
+    assert gain["search knob"].tolist() == ["efSearch=16", "efSearch=32"]
+    assert gain["x queries/s"].tolist() == pytest.approx([1.25, 1.1])
+    assert gain["recall@10 (insertion order)"].tolist() == [0.90, 0.95]
+    assert gain["recall@10 (clustered)"].tolist() == [0.91, 0.95]
+    assert layout_gain(rows[:3]).empty
 
 
 def test_sweep_against_exact_search():

@@ -1,8 +1,9 @@
 r"""Chapter 16, approximate indexes: the texts searched (:func:`search_texts`), the sweep of index
 settings (:func:`index_plan`, :func:`sweep`), the recall-vs-speed figure
 (:func:`plot_recall_qps`), the memory/build-time table (:func:`memory_table`), the bar of
-issue 24 (:func:`bar_check`) and what the curves say about MS MARCO's 8.8M passages
-(:func:`msmarco_projection`). ``benchmarks/ann_index.py`` runs the same sweep on the whole pool.
+issue 24 (:func:`bar_check`), the clustered layout beside insertion order (:func:`layout_gain`)
+and what the curves say about MS MARCO's 8.8M passages (:func:`msmarco_projection`).
+``benchmarks/ann_index.py`` runs the same sweep on the whole pool.
 """
 
 from __future__ import annotations
@@ -280,6 +281,31 @@ def bar_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "speedup_vs_flat": best["speedup_vs_flat"],
         "met": best["speedup_vs_flat"] >= BAR["speedup_vs_flat"],
     }
+
+
+def layout_gain(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Each HNSW family in the clustered layout beside the same family in insertion order (its
+    name without ``", clustered layout"``), one row per shared search-knob value: both recalls,
+    both queries/s and their ratio (clustered / insertion order)."""
+    suffix = ", clustered layout"
+    by_key = {(r["family"], tuple(r["search_knobs"].items())): r for r in rows}
+    out = []
+    for (family, knobs), laid in by_key.items():
+        plain = by_key.get((family.removesuffix(suffix), knobs))
+        if not family.endswith(suffix) or plain is None:
+            continue
+        out.append(
+            {
+                "index": family.removesuffix(suffix),
+                "search knob": ", ".join(f"{k}={v}" for k, v in knobs),
+                "recall@10 (insertion order)": plain["recall_at_10"],
+                "recall@10 (clustered)": laid["recall_at_10"],
+                "queries/s (insertion order)": plain["qps"],
+                "queries/s (clustered)": laid["qps"],
+                "x queries/s": laid["qps"] / plain["qps"],
+            }
+        )
+    return pd.DataFrame(out)
 
 
 def msmarco_projection(
