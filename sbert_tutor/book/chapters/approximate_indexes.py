@@ -33,6 +33,13 @@ BAR = {"recall_at_10": 0.95, "speedup_vs_flat": 10.0}
 #: Passages of the full MS MARCO v1 collection (:data:`sbert_tutor.data.msmarco.FULL_COLLECTION_SIZE`).
 MSMARCO_PASSAGES = 8_841_823
 K = 10
+#: What a family's name gets in the clustered layout (:func:`index_plan`, :func:`layout_gain`).
+LAYOUT_SUFFIX = ", clustered layout"
+
+
+def knob_text(knobs: Mapping[str, Any]) -> str:
+    """``{"efSearch": 48}`` -> ``"efSearch=48"`` (knobs joined by ``", "``; ``""`` for none)."""
+    return ", ".join(f"{k}={v}" for k, v in knobs.items())
 
 
 @dataclass(frozen=True)
@@ -128,7 +135,7 @@ def index_plan(
     ]
     plan += [
         (
-            f"HNSW-SQ8 M={m}" + (", clustered layout" if layout else ""),
+            f"HNSW-SQ8 M={m}" + (LAYOUT_SUFFIX if layout else ""),
             "hnsw_sq8",
             {"M": m, "efConstruction": ef_construction}
             | ({"layout_clusters": clusters} if layout else {}),
@@ -198,9 +205,7 @@ def results_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "index": [r["family"] for r in rows],
-            "search knob": [
-                ", ".join(f"{k}={v}" for k, v in r["search_knobs"].items()) or "-" for r in rows
-            ],
+            "search knob": [knob_text(r["search_knobs"]) or "-" for r in rows],
             "recall@10": [r["recall_at_10"] for r in rows],
             "queries/s": [r["qps"] for r in rows],
             "x flat": [r["speedup_vs_flat"] for r in rows],
@@ -255,10 +260,7 @@ def memory_table(rows: Sequence[Mapping[str, Any]], n: int) -> pd.DataFrame:
         seen.setdefault(r["family"], r)
     return pd.DataFrame(
         {
-            "build knobs": [
-                ", ".join(f"{k}={v}" for k, v in r["build_knobs"].items()) or "-"
-                for r in seen.values()
-            ],
+            "build knobs": [knob_text(r["build_knobs"]) or "-" for r in seen.values()],
             "bytes / vector": [r["nbytes"] / n for r in seen.values()],
             "MiB": [r["nbytes"] / 2**20 for r in seen.values()],
             "build s": [r["build_seconds"] for r in seen.values()],
@@ -274,7 +276,7 @@ def bar_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if not ok:
         return {"index": None, "recall_at_10": None, "speedup_vs_flat": None, "met": False}
     best = max(ok, key=lambda r: r["qps"])
-    knobs = ", ".join(f"{k}={v}" for k, v in best["search_knobs"].items())
+    knobs = knob_text(best["search_knobs"])
     return {
         "index": f"{best['family']} ({knobs})",
         "recall_at_10": best["recall_at_10"],
@@ -285,19 +287,18 @@ def bar_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def layout_gain(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Each HNSW family in the clustered layout beside the same family in insertion order (its
-    name without ``", clustered layout"``), one row per shared search-knob value: both recalls,
+    name without :data:`LAYOUT_SUFFIX`), one row per shared search-knob value: both recalls,
     both queries/s and their ratio (clustered / insertion order)."""
-    suffix = ", clustered layout"
     by_key = {(r["family"], tuple(r["search_knobs"].items())): r for r in rows}
     out = []
     for (family, knobs), laid in by_key.items():
-        plain = by_key.get((family.removesuffix(suffix), knobs))
-        if not family.endswith(suffix) or plain is None:
+        plain = by_key.get((family.removesuffix(LAYOUT_SUFFIX), knobs))
+        if not family.endswith(LAYOUT_SUFFIX) or plain is None:
             continue
         out.append(
             {
-                "index": family.removesuffix(suffix),
-                "search knob": ", ".join(f"{k}={v}" for k, v in knobs),
+                "index": family.removesuffix(LAYOUT_SUFFIX),
+                "search knob": knob_text(dict(knobs)),
                 "recall@10 (insertion order)": plain["recall_at_10"],
                 "recall@10 (clustered)": laid["recall_at_10"],
                 "queries/s (insertion order)": plain["qps"],
