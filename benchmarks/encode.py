@@ -206,7 +206,12 @@ def forward_only(encoder, sentences, batch_size: int, dtype: str, bucket, repeat
     import torch
 
     from sbert_tutor.batching import CHUNK_BATCHES, resolve_bucket
-    from sbert_tutor.compute import autocast_dtype, compute_context, resolve_compute_dtype
+    from sbert_tutor.compute import (
+        autocast_dtype,
+        compute_context,
+        inference_context,
+        resolve_compute_dtype,
+    )
 
     device = encoder.device
     weights = torch.float32
@@ -233,7 +238,7 @@ def forward_only(encoder, sentences, batch_size: int, dtype: str, bucket, repeat
 
     def run():
         out = []
-        with torch.inference_mode(), compute_context(device, cast_to, weights, cudnn):
+        with inference_context(cast_to), compute_context(device, cast_to, weights, cudnn):
             for batch in inputs:
                 hidden = model(**batch).last_hidden_state
                 out.append(

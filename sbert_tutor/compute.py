@@ -15,12 +15,18 @@ On CUDA under fp16/bf16 the scaled-dot-product attention leaves out cuDNN's kern
 masked (padded) half-precision attention to cuDNN first on recent GPUs, and cuDNN builds a new
 execution plan, a one-off cost of about 0.1-0.5 s, for every batch shape it has not seen, which
 length-sorted batches keep producing. Flash, memory-efficient and math kernels have no such cost.
+
+Gradients stay off during inference through :func:`inference_context`: ``torch.inference_mode``,
+except under autocast, where it is ``torch.no_grad``. Autocast keeps the half-precision copy of
+each weight for the whole context, so a weight is cast once an ``encode`` call, but PyTorch skips
+that cache in inference mode and casts every weight again for every batch (about 5% of a bf16
+CPU encode of all-MiniLM-L6-v2).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -182,6 +188,16 @@ def compute_context(
         if not cudnn_attention:
             stack.enter_context(sdpa_without_cudnn())
         yield
+
+
+def inference_context(autocast_to: torch.dtype | None) -> AbstractContextManager[None]:
+    """Gradients off for a forward pass under :func:`compute_context`: ``torch.no_grad()`` when
+    ``autocast_to`` is set, so autocast's cache casts each weight once for the whole context
+    (inference mode disables that cache), else ``torch.inference_mode()``. Enter it *before*
+    :func:`compute_context`."""
+    if autocast_to is not None:
+        return torch.no_grad()
+    return torch.inference_mode()
 
 
 @contextmanager

@@ -6,8 +6,8 @@ This is the Siamese network of SBERT (book chapter 3): the *same* encoder maps e
 with :mod:`~sbert_tutor.dense` layers after the pooling (LaBSE, sentence-T5, ...) run them too.
 
 ``encode`` is built for speed without changing results: it tokenises once, sorts by *token*
-count so each batch pads little ("smart batching", SBERT paper section 7), runs under
-``torch.inference_mode`` and returns the embeddings in input order. Its keywords are
+count so each batch pads little ("smart batching", SBERT paper section 7), runs without
+gradients (:func:`~sbert_tutor.compute.inference_context`) and returns the embeddings in input order. Its keywords are
 sentence-transformers' ``encode``'s, with the same meaning (``convert_to_tensor``,
 ``normalize_embeddings``, ``show_progress_bar``, ``precision``, ``prompt_name``, ...), and
 ``similarity`` / ``similarity_pairwise`` are its cosine matrices, so code written for one runs
@@ -51,6 +51,7 @@ from sbert_tutor.compute import (
     autocast_dtype,
     compute_context,
     full_precision,
+    inference_context,
     resolve_compute_dtype,
 )
 from sbert_tutor.dense import Dense
@@ -678,8 +679,8 @@ class SentenceEncoder(nn.Module):
     ) -> Iterator[tuple[Batch, torch.Tensor, torch.Tensor]]:
         """``(batch, last hidden state, attention mask)`` for every batch of :meth:`encode`.
 
-        The model runs on ``plan.device`` in eval mode under ``torch.inference_mode`` and the
-        plan's precision; those settings hold while the caller handles a batch, and closing the
+        The model runs on ``plan.device`` in eval mode without gradients
+        (:func:`~sbert_tutor.compute.inference_context`) and in the plan's precision; those settings hold while the caller handles a batch, and closing the
         generator (``contextlib.closing``) restores them and puts the model back on its device
         in its train/eval mode, even when the caller fails. ``truncated[0]`` counts the inputs
         cut to ``max_seq_length``.
@@ -703,7 +704,7 @@ class SentenceEncoder(nn.Module):
         source: Any = batches
         try:
             with (
-                torch.inference_mode(),
+                inference_context(plan.cast_to),
                 tokenizer_parallelism(),
                 compute_context(plan.device, plan.cast_to, plan.weights, self.cudnn_attention),
             ):

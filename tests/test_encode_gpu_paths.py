@@ -250,6 +250,31 @@ def test_bf16_encode_on_cpu_is_close_to_fp32(minilm):
     assert not torch.is_autocast_enabled("cpu")
 
 
+def _casts(enc, sentences, batch_size: int) -> int:
+    """How many dtype casts (``aten::_to_copy``) a bf16 encode of ``sentences`` runs."""
+    from torch.profiler import profile
+
+    enc.encode(sentences[:batch_size], batch_size=batch_size, compute_dtype="bf16")  # warm
+    with profile() as prof:
+        enc.encode(sentences, batch_size=batch_size, compute_dtype="bf16")
+    return sum(e.count for e in prof.key_averages() if e.key == "aten::_to_copy")
+
+
+def test_bf16_encode_casts_each_weight_once_a_call(tiny_bert):
+    """Autocast casts a Linear's fp32 weight and bias to bf16 once an ``encode`` call, not once
+    a batch (``inference_context``: inference mode would skip autocast's cast cache). Each
+    batch past the first adds only its activations' casts, fewer than the Linear layers' weight
+    and bias tensors, which an uncached encode would cast again."""
+    enc = _encoder(tiny_bert)
+    linear_tensors = sum(
+        1 + (m.bias is not None) for m in enc.model.modules() if isinstance(m, torch.nn.Linear)
+    )
+    sentences = [f"sentence number {i} of the test" for i in range(8)]
+    one, four = _casts(enc, sentences[:2], 2), _casts(enc, sentences, 2)
+    per_extra_batch = (four - one) / 3
+    assert 0 < per_extra_batch < linear_tensors
+
+
 def test_encoder_compute_dtype_setting(tiny_bert):
     bert, tok = tiny_bert
     enc = SentenceEncoder(bert, tok, compute_dtype="bf16")
