@@ -703,3 +703,39 @@ def plot_cpu_paths(table: pd.DataFrame, ax=None):
     ax.set_xlim(0, ordered["sentences_per_s"].max() * 1.3)
     ax.set_title("CPU encode paths: this library (blue), sentence-transformers (orange)")
     return ax
+
+
+def plot_operation_times(table: pd.DataFrame, baseline: str = "fp32", ax=None):
+    """One stacked bar a precision of :func:`sbert_tutor.op_time.operation_speedups`'s table:
+    the seconds of each kind of operation, each segment labelled with its speedup over
+    ``baseline`` (Amdahl's law in a picture: the segments that do not shrink set the total)."""
+    ax = new_axes(ax, figsize=(7, 2.6))
+    kinds = [k for k in table.index if k != "whole encode"]
+    names = [c[: -len(" s")] for c in table.columns if c.endswith(" s")]
+    for row, name in enumerate(names):
+        left = 0.0
+        for colour, kind in enumerate(kinds):
+            width = float(table.loc[kind, f"{name} s"])
+            ax.barh(row, width, left=left, color=f"C{colour}", label=kind if row == 0 else None)
+            speedup = table.loc[kind, f"{name} speedup"] if name != baseline else None
+            if speedup is not None and width > 0.06 * table.loc["whole encode", f"{name} s"]:
+                ax.text(
+                    left + width / 2,
+                    row,
+                    f"{speedup:.1f}x",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white",
+                )
+            left += width
+        total = f"{table.loc['whole encode', f'{name} s']:.2f} s"
+        if name != baseline:
+            total += f", {table.loc['whole encode', f'{name} speedup']:.2f}x"
+        ax.text(left, row, f"  {total}", va="center", fontsize=8)
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlim(0, table.loc["whole encode", [f"{n} s" for n in names]].max() * 1.35)
+    ax.set_xlabel("seconds of one encode (operators' self time)")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False)
+    ax.set_title(f"Where the time goes; inside a bar: speedup over {baseline}")
+    return ax
