@@ -89,7 +89,7 @@ def sentence_set(name: str, n: int, seed: int = 0) -> tuple[list[str], list[str]
 def msmarco_passages(n: int, skip: int = 0) -> tuple[list[str], str]:
     """Passages ``skip`` to ``skip + n`` of the data folder's ``msmarco/corpus_mini.tsv``, in file
     order, and that file's path."""
-    from sbert_tutor.data._files import local_file, local_root, read_tsv
+    from sbert_tutor.data.files import local_file, local_root, read_tsv
 
     root = local_root()
     if root is None:

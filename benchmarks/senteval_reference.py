@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from sbert_tutor import SentenceEncoder
     from sbert_tutor.commands.common import write_json
-    from sbert_tutor.data._files import local_root
+    from sbert_tutor.data.files import local_root
     from sbert_tutor.provenance import provenance
 
     sys.path.insert(0, str(Path(args.senteval).resolve()))

@@ -144,7 +144,7 @@ def real_sentences() -> list[str]:
     if root is None:
         pytest.skip("SBERT_TUTOR_DATA is not set (CI points it at ../shared/data)")
     from sbert_tutor.data import load_sts
-    from sbert_tutor.data._files import read_tsv
+    from sbert_tutor.data.files import read_tsv
 
     stsb = load_sts("stsb", "test")
     short = list(dict.fromkeys(stsb.sentences1 + stsb.sentences2))[:195]

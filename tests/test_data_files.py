@@ -15,7 +15,7 @@ from sbert_tutor.data import (
     load_nli,
     load_sts,
 )
-from sbert_tutor.data._files import (
+from sbert_tutor.data.files import (
     KNOWN_ROWS,
     DataFileError,
     local_root,

@@ -17,7 +17,7 @@ from sbert_tutor.data import (
     load_msmarco,
     sample_msmarco,
 )
-from sbert_tutor.data._files import read_tsv
+from sbert_tutor.data.files import read_tsv
 from sbert_tutor.data.msmarco import FULL_COLLECTION_SIZE, HUB_ID
 from tests.conftest import needs_data
 

@@ -137,6 +137,9 @@ ROWS = {
     "dl19 queries": 43,
     "dl19 judged": 9_260,
     "bm25 candidates": 20,
+    # sbert_tutor.data.pool.load_text_pool(): every distinct text, and its MS MARCO passages
+    "pool texts": 179_313,
+    "pool passages": 16_798,
 }
 
 
@@ -462,8 +465,7 @@ def _compression(s: CompressionSizes) -> Work:
 
 
 def _approximate_indexes(s: ApproximateIndexSizes) -> Work:
-    # the pool is about 9% MS MARCO passages (16,798 of 179,313 texts), the rest sentences
-    passage_share = 16_798 / 179_313
+    passage_share = ROWS["pool passages"] / ROWS["pool texts"]  # about 9%; the rest sentences
     texts = s.corpus * (1 - passage_share + passage_share * LENGTH["passage"])
     return Work(
         trains="-",

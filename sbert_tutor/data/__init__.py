@@ -1,6 +1,6 @@
 """Data loaders: plain typed records from a local folder (``SBERT_TUTOR_DATA``) or the hub."""
 
-from sbert_tutor.data._files import DataNotFoundError
+from sbert_tutor.data.files import DataNotFoundError
 from sbert_tutor.data.nli import (
     NLI_LABELS,
     NLI_TASKS,

@@ -58,7 +58,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sbert_tutor.data._files import (
+from sbert_tutor.data.files import (
     KNOWN_ROWS,
     DataNotFoundError,
     Table,

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sbert_tutor.data._files import (
+from sbert_tutor.data.files import (
     KNOWN_ROWS,
     DataFileError,
     DataNotFoundError,

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.data._files import (
+from sbert_tutor.data.files import (
     DataNotFoundError,
     load_hub_dataset,
     local_root,

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.data._files import (
+from sbert_tutor.data.files import (
     KNOWN_ROWS,
     DataFileError,
     check_final_newline,

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.data._files import (
+from sbert_tutor.data.files import (
     STS_SUBSET_ROWS,
     DataFileError,
     Table,

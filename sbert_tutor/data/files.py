@@ -56,6 +56,8 @@ STS_SUBSET_ROWS: dict[str, dict[str, int]] = {
         "question-question": 209,
     },
 }
+#: Data rows (header excluded) of every named file, by path inside the data folder:
+#: :func:`read_data_file` refuses a file of another size.
 KNOWN_ROWS: dict[str, int] = {
     "stsb/sts-train.tsv": 5749,
     "stsb/sts-dev.tsv": 1500,
