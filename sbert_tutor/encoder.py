@@ -7,11 +7,11 @@ with :mod:`~sbert_tutor.dense` layers after the pooling (LaBSE, sentence-T5, ...
 
 ``encode`` is built for speed without changing results: it tokenises once, sorts by *token*
 count so each batch pads little ("smart batching", SBERT paper section 7), runs without
-gradients (:func:`~sbert_tutor.compute.inference_context`) and returns the embeddings in input order. Its keywords are
-sentence-transformers' ``encode``'s, with the same meaning (``convert_to_tensor``,
-``normalize_embeddings``, ``show_progress_bar``, ``precision``, ``prompt_name``, ...), and
-``similarity`` / ``similarity_pairwise`` are its cosine matrices, so code written for one runs
-with the other.
+gradients (:func:`~sbert_tutor.compute.inference_context`) and returns the embeddings in input
+order. Its keywords are sentence-transformers' ``encode``'s, with the same meaning
+(``convert_to_tensor``, ``normalize_embeddings``, ``show_progress_bar``, ``precision``,
+``prompt_name``, ...), and ``similarity`` / ``similarity_pairwise`` are its cosine matrices,
+so code written for one runs with the other.
 """
 
 from __future__ import annotations
@@ -680,8 +680,9 @@ class SentenceEncoder(nn.Module):
         """``(batch, last hidden state, attention mask)`` for every batch of :meth:`encode`.
 
         The model runs on ``plan.device`` in eval mode without gradients
-        (:func:`~sbert_tutor.compute.inference_context`) and in the plan's precision; those settings hold while the caller handles a batch, and closing the
-        generator (``contextlib.closing``) restores them and puts the model back on its device
+        (:func:`~sbert_tutor.compute.inference_context`) and in the plan's precision; those
+        settings hold while the caller handles a batch, and closing the generator
+        (``contextlib.closing``) restores them and puts the model back on its device
         in its train/eval mode, even when the caller fails. ``truncated[0]`` counts the inputs
         cut to ``max_seq_length``.
         """
