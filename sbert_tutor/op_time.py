@@ -30,7 +30,8 @@ import torch
 __all__ = ["OPERATION_KINDS", "OTHER", "operation_speedups", "time_by_operation"]
 
 #: The kinds an operator's self time is summed into, by PyTorch operator name; any other operator
-#: counts as :data:`OTHER`.
+#: counts as :data:`OTHER`. "attention" is the fused scaled-dot-product kernels (and a softmax);
+#: an attention written out as ``matmul``/``softmax`` puts its two products in "matrix products".
 OPERATION_KINDS: dict[str, tuple[str, ...]] = {
     "matrix products": ("aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm"),
     "attention": (
