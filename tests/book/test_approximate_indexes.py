@@ -14,6 +14,7 @@ from sbert_tutor.book.chapters.approximate_indexes import (  # noqa: E402
     layout_gain,
     memory_table,
     msmarco_projection,
+    paired_rounds,
     results_frame,
     sweep,
 )
@@ -114,8 +115,13 @@ def test_sweep_against_exact_search():
     )
     assert plan[3] == ("IVF-Flat", "ivf_flat", {"nlist": 10}, "nprobe", [10])  # 20 > nlist dropped
     assert len(index_plan(400, hnsw_m=(8,), hnsw_sq8_m=(8,), layout_clusters=0)) == 4
-    rows = sweep(corpus, queries, plan, repeats=1, progress=False)
+    rows = sweep(corpus, queries, plan, repeats=2, progress=False)
     frame = results_frame(rows).set_index(["index", "search knob"])
+    # the flat row: every flat search of the sweep, 2 at the start and 2 beside each index
+    assert rows[0]["family"] == "Flat (exact)" and len(rows[0]["times_s"]) == 2 * (1 + len(plan))
+    for r in rows[1:]:
+        assert r["speedup_vs_flat"] == pytest.approx(r["flat_median_s"] / r["median_s"])
+        assert r["qps"] == pytest.approx(len(queries) / np.median(r["times_s"]))
     assert frame.loc[("Flat (exact)", "-"), "recall@10"] == 1.0
     assert frame.loc[("Flat (exact)", "-"), "x flat"] == 1.0
     # HNSW with efSearch = n and IVF probing every list are exact search
@@ -133,3 +139,32 @@ def test_sweep_against_exact_search():
     assert clustered["recall@10"] >= 0.9
     sq8 = frame.loc[("HNSW-SQ8 M=8", "efSearch=400"), "MiB"]
     assert clustered["MiB"] * 2**20 - sq8 * 2**20 == pytest.approx(8 * len(corpus), abs=512)
+
+
+class _Recording:
+    """A stand-in index: records each search's knobs in a shared log, sleeps ``seconds[knob]``."""
+
+    def __init__(self, name, log, seconds):
+        self.name, self.log, self.seconds = name, log, seconds
+
+    def search(self, queries, k, **knobs):
+        import time
+
+        value = knobs.get("efSearch")
+        self.log.append((self.name, value))
+        time.sleep(self.seconds[value])
+        return None, np.full((len(queries), k), value or 0)
+
+
+def test_paired_rounds_time_flat_first_in_each_round():
+    log = []
+    flat = _Recording("flat", log, {None: 0.02})
+    index = _Recording("hnsw", log, {16: 0.001, 64: 0.005})
+    queries = np.zeros((4, 3), dtype=np.float32)
+    flat_times, timings = paired_rounds(index, flat, queries, "efSearch", [16, 64], repeats=3)
+    assert log == [("flat", None), ("hnsw", 16), ("hnsw", 64)] * 3
+    assert len(flat_times) == 3 and min(flat_times) >= 0.02
+    assert [len(timings[v]["times_s"]) for v in (16, 64)] == [3, 3]
+    assert timings[64]["median_s"] >= 0.005 and timings[16]["median_s"] < timings[64]["median_s"]
+    assert timings[64]["qps"] == pytest.approx(4 / timings[64]["median_s"])
+    assert (timings[16]["ids"] == 16).all()
