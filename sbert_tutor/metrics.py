@@ -111,10 +111,13 @@ __all__ = [
     "evaluate_run_per_query",
     "idcg_at_k",
     "ndcg_at_k",
+    "num_relevant",
     "precision_at_k",
+    "rank_discount",
     "rank_documents",
     "recall_at_k",
     "reciprocal_rank_at_k",
+    "relevance_flags",
     "run_from_topk",
 ]
 
@@ -164,11 +167,24 @@ def _top(ranked_docids: Sequence[str], k: int | None) -> Sequence[str]:
     return top
 
 
-def _relevance(top: Sequence[str], grades: Mapping[str, int], threshold: int) -> list[bool]:
+def relevance_flags(top: Sequence[str], grades: Mapping[str, int], threshold: int) -> list[bool]:
+    r""":math:`\mathrm{rel}_i` for each ranked document :math:`d_i` of ``top``: whether its grade
+    :math:`g(d_i)` (0 when unjudged) is at least ``threshold``.
+
+    Example:
+        >>> relevance_flags(["a", "b", "c"], {"a": 2, "c": 1}, threshold=2)
+        [True, False, False]
+    """
     return [grades.get(d, 0) >= threshold for d in top]
 
 
-def _num_relevant(grades: Mapping[str, int], threshold: int) -> int:
+def num_relevant(grades: Mapping[str, int], threshold: int) -> int:
+    r""":math:`R`, the query's judged documents with grade :math:`g \ge` ``threshold``.
+
+    Example:
+        >>> num_relevant({"a": 2, "b": 0, "c": 1}, threshold=1)
+        2
+    """
     return sum(1 for g in grades.values() if g >= threshold)
 
 
@@ -206,7 +222,7 @@ def precision_at_k(
     """
     _check_k(k, allow_none=False)
     top = _top(ranked_docids, k)
-    return sum(_relevance(top, _grades(relevant), relevance_threshold)) / k
+    return sum(relevance_flags(top, _grades(relevant), relevance_threshold)) / k
 
 
 def recall_at_k(
@@ -220,11 +236,11 @@ def recall_at_k(
     0.3333333333333333
     """
     grades = _grades(relevant)
-    n_rel = _num_relevant(grades, relevance_threshold)
+    n_rel = num_relevant(grades, relevance_threshold)
     if n_rel == 0:
         _top(ranked_docids, k)
         return 0.0
-    return sum(_relevance(_top(ranked_docids, k), grades, relevance_threshold)) / n_rel
+    return sum(relevance_flags(_top(ranked_docids, k), grades, relevance_threshold)) / n_rel
 
 
 def accuracy_at_k(
@@ -237,7 +253,9 @@ def accuracy_at_k(
     >>> accuracy_at_k(["a", "b", "c"], {"c": 1}, k=2), accuracy_at_k(["a", "b", "c"], {"c": 1}, k=3)
     (0.0, 1.0)
     """
-    return float(any(_relevance(_top(ranked_docids, k), _grades(relevant), relevance_threshold)))
+    return float(
+        any(relevance_flags(_top(ranked_docids, k), _grades(relevant), relevance_threshold))
+    )
 
 
 def reciprocal_rank_at_k(
@@ -255,7 +273,7 @@ def reciprocal_rank_at_k(
     (0.5, 0.0)
     """
     for i, is_rel in enumerate(
-        _relevance(_top(ranked_docids, k), _grades(relevant), relevance_threshold)
+        relevance_flags(_top(ranked_docids, k), _grades(relevant), relevance_threshold)
     ):
         if is_rel:
             return 1.0 / (i + 1)
@@ -279,20 +297,25 @@ def average_precision(
     """
     grades = _grades(relevant)
     top = _top(ranked_docids, k)
-    n_rel = _num_relevant(grades, relevance_threshold)
+    n_rel = num_relevant(grades, relevance_threshold)
     if n_rel == 0:
         return 0.0
     hits = 0
     total = 0.0
-    for i, is_rel in enumerate(_relevance(top, grades, relevance_threshold)):
+    for i, is_rel in enumerate(relevance_flags(top, grades, relevance_threshold)):
         if is_rel:
             hits += 1
             total += hits / (i + 1)
     return total / n_rel
 
 
-def _discount(i: int) -> float:
-    """:math:`1/\\log_2(i+1)` for the 1-based rank i."""
+def rank_discount(i: int) -> float:
+    """DCG's discount :math:`1/\\log_2(i+1)` for the 1-based rank ``i`` (1 at rank 1).
+
+    Example:
+        >>> rank_discount(1), rank_discount(3)
+        (1.0, 0.5)
+    """
     return 1.0 / math.log2(i + 1)
 
 
@@ -304,7 +327,8 @@ def dcg_at_k(ranked_docids: Sequence[str], relevant: Judgements, k: int | None =
     """
     grades = _grades(relevant)
     return sum(
-        max(grades.get(d, 0), 0) * _discount(i + 1) for i, d in enumerate(_top(ranked_docids, k))
+        max(grades.get(d, 0), 0) * rank_discount(i + 1)
+        for i, d in enumerate(_top(ranked_docids, k))
     )
 
 
@@ -331,7 +355,7 @@ def idcg_at_k(
         gains = gains + [1] * (k - len(gains))
     elif idcg != "trec":
         raise ValueError(f'idcg must be "trec" or "all_relevant", got {idcg!r}')
-    return sum(g * _discount(i + 1) for i, g in enumerate(gains))
+    return sum(g * rank_discount(i + 1) for i, g in enumerate(gains))
 
 
 def ndcg_at_k(
@@ -376,8 +400,8 @@ def _query_metrics(
     ranking: Sequence[str], grades: Mapping[str, int], ks: tuple[int, ...], threshold: int
 ) -> dict[str, float]:
     """All measures of one query, from one pass over the ranking (same maths as the functions)."""
-    n_rel = _num_relevant(grades, threshold)
-    rel = _relevance(ranking, grades, threshold)
+    n_rel = num_relevant(grades, threshold)
+    rel = relevance_flags(ranking, grades, threshold)
     gains = [max(grades.get(d, 0), 0) for d in ranking]
     ideal = sorted((g for g in grades.values() if g > 0), reverse=True)
 
@@ -392,8 +416,8 @@ def _query_metrics(
             if r:
                 hits_so_far += 1
                 ap += hits_so_far / (i + 1)
-        dcg = sum(g * _discount(i + 1) for i, g in enumerate(gains[:k]))
-        idcg = sum(g * _discount(i + 1) for i, g in enumerate(ideal[:k]))
+        dcg = sum(g * rank_discount(i + 1) for i, g in enumerate(gains[:k]))
+        idcg = sum(g * rank_discount(i + 1) for i, g in enumerate(ideal[:k]))
         out[f"precision@{k}"] = hits / k
         out[f"accuracy@{k}"] = float(hits > 0)
         out[f"recall@{k}"] = hits / n_rel if n_rel else 0.0
@@ -475,7 +499,7 @@ def evaluate_run_per_query(
     """
     ks = _check_ks(ks)
     keys = _metric_keys(ks)
-    evaluated = [q for q, g in qrels.items() if _num_relevant(g, relevance_threshold) > 0]
+    evaluated = [q for q, g in qrels.items() if num_relevant(g, relevance_threshold) > 0]
     if evaluated:
         _check_overlap(run, qrels, evaluated)
     per_query: dict[str, dict[str, float]] = {}

@@ -43,7 +43,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-__all__ = ["SCORE_FUNCTIONS", "semantic_search"]
+__all__ = ["SCORE_FUNCTIONS", "block_scores", "merge_top_k", "semantic_search"]
 
 ScoreName = Literal["cosine", "dot", "euclidean"]
 #: The scores :func:`semantic_search` ranks by (module docstring: higher is better for all three).
@@ -124,10 +124,18 @@ def _iter_chunks(corpus: Any, chunk_size: int) -> tuple[Iterator[Any], int | Non
     return pieces(), total
 
 
-def _block_scores(
+def block_scores(
     q: torch.Tensor, q_sq: torch.Tensor, c: torch.Tensor, c_sq: torch.Tensor, score: str
 ) -> torch.Tensor:
-    """``[len(q), len(c)]`` scores; ``*_sq`` are squared norms (cosine, euclidean) or unused."""
+    r"""The ``[len(q), len(c)]`` block of scores of queries ``q`` against corpus rows ``c``.
+
+    One matrix product :math:`S = QC^\top`, then in place: cosine divides by the norms,
+    :math:`S_{ij}/(\lVert q_i\rVert\,\lVert c_j\rVert)` (a zero vector scores 0); euclidean
+    ranks by the negative *squared* distance, :math:`-(\lVert q_i\rVert^2 - 2S_{ij} +
+    \lVert c_j\rVert^2)` (same order, no square root over the block); dot keeps :math:`S`.
+    ``q_sq`` and ``c_sq`` are the rows' squared norms (unused for dot); ``score`` is one of
+    :data:`SCORE_FUNCTIONS`.
+    """
     s = q @ c.T
     if score == "cosine":
         # normalise after the product: q.c / (|q| |c|), a zero vector scores 0
@@ -167,10 +175,12 @@ def _chunk_topk(s: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     return vals, idx
 
 
-def _merge(
+def merge_top_k(
     vals: torch.Tensor, idx: torch.Tensor, new_vals: torch.Tensor, new_idx: torch.Tensor, k: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Best k of the union, sorted by score descending then index ascending."""
+    """The best ``k`` of two top lists of the same queries (``[n, k1]`` and ``[n, k2]`` scores
+    with their corpus indices), sorted by score descending, ties by index ascending: the order
+    one dense pass over the whole corpus gives, so searching chunk by chunk changes nothing."""
     v = torch.cat([vals, new_vals], dim=1)
     i = torch.cat([idx, new_idx], dim=1)
     # two stable sorts: by index, then by score; equal scores keep increasing index order
@@ -309,15 +319,15 @@ def semantic_search(
         k = min(top_k, c.shape[0])
         if backend == "faiss":
             vals, idx = _faiss_chunk_topk(q_faiss, c, k, score)
-            best_vals, best_idx = _merge(best_vals, best_idx, vals, idx + offset, top_k)
+            best_vals, best_idx = merge_top_k(best_vals, best_idx, vals, idx + offset, top_k)
         else:
             merged_v, merged_i = [], []
             for qs in range(0, n_queries, query_chunk_size):
                 qe = min(qs + query_chunk_size, n_queries)
-                s = _block_scores(queries[qs:qe], q_sq[qs:qe], c, c_sq, score)
+                s = block_scores(queries[qs:qe], q_sq[qs:qe], c, c_sq, score)
                 vals, idx = _chunk_topk(s, k)
                 del s
-                v, i = _merge(best_vals[qs:qe], best_idx[qs:qe], vals, idx + offset, top_k)
+                v, i = merge_top_k(best_vals[qs:qe], best_idx[qs:qe], vals, idx + offset, top_k)
                 merged_v.append(v)
                 merged_i.append(i)
             best_vals, best_idx = torch.cat(merged_v), torch.cat(merged_i)

@@ -439,7 +439,7 @@ def nli_triplets(data: Any) -> DataTable:
     )
 
 
-def _group_positives(premise: str, entailments: Sequence[str], num_positives: int) -> list[str]:
+def group_positives(premise: str, entailments: Sequence[str], num_positives: int) -> list[str]:
     """Rule 2 of :func:`supmpn_groups`: a premise's ``P`` positives from its (non-empty)
     entailment hypotheses, padded with the premise itself once, then with its entailments again."""
     positives = list(entailments[:num_positives])
@@ -452,7 +452,7 @@ def _group_positives(premise: str, entailments: Sequence[str], num_positives: in
     return positives
 
 
-def _group_negatives(
+def group_negatives(
     premise: str,
     hyps: dict[str, list[str]],
     num_negatives: int,
@@ -516,8 +516,8 @@ def supmpn_groups(
     for premise, hyps in groups.items():
         if not hyps["entailment"]:
             continue
-        positives = _group_positives(premise, hyps["entailment"], num_positives)
-        negatives = _group_negatives(premise, hyps, num_negatives, rng, pool)
+        positives = group_positives(premise, hyps["entailment"], num_positives)
+        negatives = group_negatives(premise, hyps, num_negatives, rng, pool)
         rows.append([premise, *positives, *negatives])
     names = (
         ["anchor"]

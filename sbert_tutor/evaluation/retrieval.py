@@ -71,6 +71,7 @@ __all__ = [
     "metrics_table",
     "retrieval_table",
     "retrieve",
+    "search_corpus",
     "select_queries",
 ]
 
@@ -294,7 +295,7 @@ def encode_corpus(
     )
 
 
-def _retrieve(
+def search_corpus(
     encoder: Encoder,
     queries: Mapping[str, str],
     corpus: Any,
@@ -305,7 +306,13 @@ def _retrieve(
     show_progress: bool | None,
     device: Any,
 ) -> tuple[dict[str, dict[str, float]], int]:
+    """:func:`retrieve`'s work (its arguments, all given): encode the queries, encode the corpus
+    ``corpus_chunk_size`` passages at a time (or take a :class:`CorpusEmbeddings`), search the
+    chunks with :func:`~sbert_tutor.search.semantic_search` and keep each query's best ``top_k``.
+    Returns the run ``{qid: {pid: score}}`` and the number of passages searched."""
     from sbert_tutor.search import semantic_search  # torch: loaded when a search runs
+
+    top_k = _check_top_k(top_k, (1,))
 
     qids = [str(q) for q in queries]
     if not qids:
@@ -359,8 +366,7 @@ def retrieve(
         show_progress: tqdm bars; ``None`` shows them for corpora over 2,048 passages.
         device: where to search (``None``: CUDA when available).
     """
-    top_k = _check_top_k(top_k, (1,))
-    run, _ = _retrieve(
+    run, _ = search_corpus(
         encoder, queries, corpus, top_k, score, batch_size, corpus_chunk_size, show_progress, device
     )
     return run
@@ -491,7 +497,7 @@ def evaluate_retrieval(
     ks = _cutoffs(ks)
     top_k = _check_top_k(top_k, ks)
     eval_queries, eval_qrels = select_queries(queries, qrels, relevance_threshold)
-    run, n_passages = _retrieve(
+    run, n_passages = search_corpus(
         encoder,
         eval_queries,
         corpus,
@@ -578,7 +584,7 @@ def evaluate_msmarco(
         for qid, text in qs.items():
             if union.setdefault(qid, text) != text:
                 raise ValueError(f"query id {qid} of {r.name} has two different texts")
-    run, n_passages = _retrieve(
+    run, n_passages = search_corpus(
         encoder,
         union,
         first.corpus,

@@ -293,7 +293,20 @@ class TaskResult:
         return out
 
 
-def _outer_fold(X, y, i, train, test, grid, k, seed) -> FoldResult:
+def outer_fold(
+    X: np.ndarray,
+    y: np.ndarray,
+    i: int,
+    train: np.ndarray,
+    test: np.ndarray,
+    grid: Sequence[float],
+    k: int = KFOLD,
+    seed: int = SEED,
+) -> FoldResult:
+    r"""Outer fold ``i`` of :func:`nested_cross_validation`: choose :math:`\lambda` from ``grid``
+    by a ``k``-fold cross-validation inside the training rows ``train`` only
+    (:func:`choose_l2`), refit on all of them (:func:`fit_logistic`), and score once on the
+    held-out rows ``test``, which never took part in the choice."""
     with _one_blas_thread():
         l2, scores = choose_l2(X[train], y[train], grid, k, seed)
         clf = fit_logistic(X[train], y[train], l2)
@@ -323,7 +336,7 @@ def nested_cross_validation(
     """
     grid = _check_grid(l2_grid)
     calls = [
-        (_outer_fold, (X, y, i, train, test, grid, k, seed))
+        (outer_fold, (X, y, i, train, test, grid, k, seed))
         for i, (train, test) in enumerate(stratified_folds(y, k, seed))
     ]
     folds = tuple(_parallel(n_jobs, calls))

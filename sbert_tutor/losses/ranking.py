@@ -19,7 +19,13 @@ from torch import Tensor
 
 from sbert_tutor.losses.checks import check_grouped, check_same_2d, check_tensor, shape_of
 
-__all__ = ["cosine_matrix", "in_batch_contrastive", "multiple_negatives_ranking", "supmpn"]
+__all__ = [
+    "cosine_matrix",
+    "flat_negatives",
+    "in_batch_contrastive",
+    "multiple_negatives_ranking",
+    "supmpn",
+]
 
 
 def cosine_matrix(x: Tensor, y: Tensor) -> Tensor:
@@ -41,8 +47,10 @@ def _diagonal_cross_entropy(logits: Tensor) -> Tensor:
     return (torch.logsumexp(logits, dim=1) - torch.diagonal(logits)).mean()
 
 
-def _flat_negatives(negatives: Tensor, n: int, d: int) -> Tensor:
-    """Check hard negatives (``[M, d]`` or ``[N, Q, d]``) and return them as one ``[M, d]`` pool."""
+def flat_negatives(negatives: Tensor, n: int, d: int) -> Tensor:
+    """Check hard negatives (``[M, d]``, or ``[N, Q, d]``: ``Q`` for each of ``n`` anchors) and
+    return them as one ``[M, d]`` pool (``M = N Q`` for the grouped shape, anchor by anchor), the
+    columns :func:`multiple_negatives_ranking` appends after the ``n`` positives."""
     if isinstance(negatives, Tensor) and negatives.dim() == 3:
         check_grouped("negatives", negatives, n, d, "Q")
         return negatives.reshape(-1, d)
@@ -126,7 +134,7 @@ def multiple_negatives_ranking(
     _check_positive("scale", scale)
     candidates = positives
     if negatives is not None:
-        candidates = torch.cat([positives, _flat_negatives(negatives, n, d)], dim=0)
+        candidates = torch.cat([positives, flat_negatives(negatives, n, d)], dim=0)
     loss = _diagonal_cross_entropy(scale * cosine_matrix(anchors, candidates))
     if symmetric:
         loss = (loss + _diagonal_cross_entropy(scale * cosine_matrix(positives, anchors))) / 2

@@ -252,7 +252,7 @@ class Trainer:
         tensor = label_tensor(None if labels is None else labels[list(batch)], self.objective.label)
         return None if tensor is None else tensor.to(self.device)
 
-    def _train_step(self, batch: Sequence[int]) -> tuple[float, float | None, float]:
+    def train_step(self, batch: Sequence[int]) -> tuple[float, float | None, float]:
         """One optimizer step on ``batch``: loss, gradient, clipping, AdamW, schedule.
         Returns the loss, the gradient norm before clipping and the learning rate used."""
         if self.world > 1:
@@ -338,7 +338,7 @@ class Trainer:
                     self.epoch += 1
                     self.batch_in_epoch = 0
                     continue
-                loss, grad_norm, lr = self._train_step(plan[self.batch_in_epoch])
+                loss, grad_norm, lr = self.train_step(plan[self.batch_in_epoch])
                 self.batch_in_epoch += 1
                 self.step += 1
                 self.record.log_step(self.step, self._epoch_float(), loss, lr, grad_norm)
