@@ -32,6 +32,7 @@ COMMAND = (
 BAR = {"recall_at_10": 0.95, "speedup_vs_flat": 10.0}
 #: Passages of the full MS MARCO v1 collection (:data:`sbert_tutor.data.msmarco.FULL_COLLECTION_SIZE`).
 MSMARCO_PASSAGES = 8_841_823
+#: Neighbours found a query: recall@K against the exact top-K.
 K = 10
 #: What a family's name gets in the clustered layout (:func:`index_plan`, :func:`layout_gain`).
 LAYOUT_SUFFIX = ", clustered layout"
