@@ -14,9 +14,10 @@ hash of the texts and the model settings). Then, with ``--threads`` for every in
 
 For each setting: recall@10 against the exact top-10 (:func:`sbert_tutor.ann.knn_recall_at_k`),
 queries per second (all queries in one batched ``search`` call; median of ``--repeats``), its
-ratio to the flat index timed beside it (each index's ``--repeats`` rounds begin with one flat
-search: :func:`sbert_tutor.book.chapters.approximate_indexes.paired_rounds`), the index's memory
-(bytes of ``faiss.serialize_index``) and its build time. Issue 24's bar: some index reaches
+ratio to the flat index, the index's memory (bytes of ``faiss.serialize_index``) and its build
+time. Every index is built first, then all settings are timed in the same ``--repeats`` rounds
+(each round one flat search, then every setting once:
+:func:`sbert_tutor.book.chapters.approximate_indexes.interleaved_rounds`). Issue 24's bar: some index reaches
 recall@10 >= 0.95 at >= 10x the flat index's QPS.
 
 Examples::
@@ -190,8 +191,9 @@ def main(argv: list[str] | None = None) -> int:
                 "k": K,
                 "threads": args.threads,
                 "repeats": args.repeats,
-                "timing": "paired rounds: each index's repeats begin with one flat search; "
-                "x flat = median flat seconds of those rounds / the setting's median seconds",
+                "timing": "interleaved rounds: all indexes built, then each round searches the "
+                "flat index once and every setting once; x flat = median flat seconds / the "
+                "setting's median seconds, over the same rounds",
                 "n_corpus": int(corpus.shape[0]),
                 "n_queries": int(queries.shape[0]),
                 "dim": int(corpus.shape[1]),
