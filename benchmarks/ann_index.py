@@ -17,8 +17,8 @@ queries per second (all queries in one batched ``search`` call; median of ``--re
 ratio to the flat index, the index's memory (bytes of ``faiss.serialize_index``) and its build
 time. Every index is built first, then all settings are timed in the same ``--repeats`` rounds
 (each round one flat search, then every setting once:
-:func:`sbert_tutor.book.chapters.approximate_indexes.interleaved_rounds`). Issue 24's bar: some index reaches
-recall@10 >= 0.95 at >= 10x the flat index's QPS.
+:func:`sbert_tutor.book.chapters.approximate_indexes.interleaved_rounds`). Issue 24's bar: some
+index reaches recall@10 >= 0.95 at >= 10x the flat index's QPS.
 
 Examples::
 
