@@ -113,7 +113,7 @@ def run_worker(args: argparse.Namespace) -> None:
             score=args.score,
             chunk_size=args.chunk_size,
             device="cpu",
-            show_progress=False,
+            show_progress_bar=False,
         )
         total = time.perf_counter() - t0
         result.update(generate_s=gen_s, search_s=total - gen_s, wall_s=total)

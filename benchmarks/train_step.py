@@ -101,7 +101,7 @@ def run_ours(loss: str, data, args, model: str, batch_size: int, amp: str) -> di
         seed=args.seed,
         amp=None if amp == "none" else amp,
         bucket=None if args.bucket == "off" else args.bucket,
-        show_progress=False,
+        show_progress_bar=False,
     )
     result = fit(model, loss, data, config, device=args.device)
     seconds, steps = result.seconds, int(result.log["steps_done"])

@@ -13,8 +13,6 @@ distinct text is encoded once and the rows are handed back aligned with the inpu
 
 from __future__ import annotations
 
-import inspect
-import warnings
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
@@ -40,32 +38,9 @@ class Encoder(Protocol):
 def encode_texts(
     encoder: Encoder, texts: Sequence[str], *, batch_size: int, show_progress_bar: bool | None
 ) -> Any:
-    """``encoder.encode(texts, batch_size=batch_size, show_progress_bar=show_progress_bar)``.
-
-    An encoder whose ``encode`` still names the progress switch ``show_progress`` (this library's
-    name before it took sentence-transformers') gets it under that name, with a
-    ``FutureWarning``, until the next release: rename the parameter ``show_progress_bar``.
-    """
-    if _takes_old_progress_keyword(encoder):
-        warnings.warn(
-            f"{type(encoder).__name__}.encode takes show_progress=, which evaluators stop passing "
-            "in the next release: rename it show_progress_bar (sentence-transformers' name)",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return encoder.encode(texts, batch_size=batch_size, show_progress=show_progress_bar)
+    """``encoder.encode(texts, batch_size=batch_size, show_progress_bar=show_progress_bar)``:
+    the one call every evaluator makes, in sentence-transformers' keywords."""
     return encoder.encode(texts, batch_size=batch_size, show_progress_bar=show_progress_bar)
-
-
-def _takes_old_progress_keyword(encoder: Encoder) -> bool:
-    """``encode`` has a ``show_progress`` parameter and neither ``show_progress_bar`` nor
-    ``**kwargs`` (which take the new name)."""
-    try:
-        parameters = inspect.signature(encoder.encode).parameters
-    except (TypeError, ValueError):  # no signature to read (a C function): call it the new way
-        return False
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    return "show_progress" in parameters and "show_progress_bar" not in parameters and not takes_any
 
 
 def encode_unique(
@@ -73,7 +48,7 @@ def encode_unique(
     texts: Sequence[str],
     *,
     batch_size: int = 64,
-    show_progress: bool | None = False,
+    show_progress_bar: bool | None = False,
     order: Literal["first", "sorted"] = "first",
 ) -> np.ndarray:
     """Embeddings of ``texts``, row ``i`` for ``texts[i]``, encoding each distinct text once.
@@ -82,7 +57,7 @@ def encode_unique(
         encoder: an :class:`Encoder`.
         texts: texts with repeats, e.g. ``[*sentences1, *sentences2]`` of STS pairs; split the
             result back with ``emb[:n], emb[n:]`` or ``emb.reshape(n, k, -1)``.
-        batch_size, show_progress: passed to ``encoder.encode`` (``show_progress`` as
+        batch_size, show_progress_bar: passed to ``encoder.encode`` (``show_progress_bar`` as
             ``show_progress_bar``, through :func:`encode_texts`).
         order: the order the distinct texts are encoded in: ``"first"`` appearance or
             ``"sorted"``. With smart batching it decides which texts share a padded batch, which
@@ -108,6 +83,6 @@ def encode_unique(
         raise ValueError(f"order must be 'first' or 'sorted', got {order!r}")
     position = {text: i for i, text in enumerate(distinct)}
     emb = np.asarray(
-        encode_texts(encoder, distinct, batch_size=batch_size, show_progress_bar=show_progress)
+        encode_texts(encoder, distinct, batch_size=batch_size, show_progress_bar=show_progress_bar)
     )
     return emb[[position[text] for text in texts]]

@@ -552,7 +552,6 @@ class SentenceEncoder(nn.Module):
         compute_dtype: str | torch.dtype | None = None,
         bucket: int | Sequence[int] | str | None = "auto",
         pipeline: bool | None = None,
-        **deprecated: Any,
     ) -> Any:
         r"""Embed sentences: by default a ``float32`` array ``[n, d]`` in input order.
 
@@ -592,18 +591,9 @@ class SentenceEncoder(nn.Module):
                 one is computed, copy without waiting and synchronise once at the end (instead of
                 once per batch); batches then come from chunks of 16 batches sorted by length.
                 ``None``: on CUDA only. Same embeddings as the serial path.
-
-        Deprecated (removed in the next release; each warns with a ``FutureWarning``):
-        ``show_progress=`` is ``show_progress_bar=``; ``normalize=True`` is
-        ``normalize_embeddings=True``; ``normalize=False`` leaves out the model's own
-        normalisation, which ``encoder.with_pooling(encoder.pooling, normalize=False)`` does for
-        good.
         """
         single = isinstance(sentences, str)
         items = check_sentences([sentences] if single else sentences, allow_empty=True)
-        keep_model_normalize, normalize_embeddings, show_progress_bar = _deprecated_keywords(
-            deprecated, normalize_embeddings, show_progress_bar
-        )
         tokens_out = _check_output(
             len(items), batch_size, output_value, precision, truncate_dim, self.embedding_dim
         )
@@ -612,7 +602,7 @@ class SentenceEncoder(nn.Module):
         finish = functools.partial(
             self._finish,
             prompt_length=self._prompt_length(text_prompt),
-            normalize=self.normalize and keep_model_normalize,
+            normalize=self.normalize,
             truncate_dim=truncate_dim,
             extra_normalize=normalize_embeddings,
             autocast_device=plan.device if plan.cast_to is not None else None,
@@ -761,50 +751,6 @@ class _ComputePlan:
     cast_to: torch.dtype | None
     bucket: Bucket
     pipelined: bool
-
-
-#: ``encode`` keywords from before it took sentence-transformers' names -> those names.
-DEPRECATED_ENCODE_KEYWORDS = {
-    "normalize": "normalize_embeddings",
-    "show_progress": "show_progress_bar",
-}
-
-
-def _deprecated_keywords(
-    old: dict[str, Any], normalize_embeddings: bool, show_progress_bar: bool | None
-) -> tuple[bool, bool, bool | None]:
-    """``(keep the model's normalisation, normalize_embeddings, show_progress_bar)`` with the
-    deprecated keywords of :meth:`SentenceEncoder.encode` folded in (each warns, naming its
-    replacement); any other unknown keyword is a ``TypeError``, as Python raises it."""
-    unknown = [name for name in old if name not in DEPRECATED_ENCODE_KEYWORDS]
-    if unknown:
-        raise TypeError(f"encode() got an unexpected keyword argument {unknown[0]!r}")
-    for name, value in old.items():
-        advice = f"use {DEPRECATED_ENCODE_KEYWORDS[name]}= (sentence-transformers' name)"
-        if name == "normalize" and value is False:
-            advice = (
-                "for embeddings without the model's own normalisation, use "
-                "encoder.with_pooling(encoder.pooling, normalize=False)"
-            )
-        warnings.warn(
-            f"encode({name}=...) is deprecated and will be removed in the next release; {advice}",
-            FutureWarning,
-            stacklevel=3,
-        )
-    keep_model_normalize = True
-    if old.get("show_progress") is not None:
-        if show_progress_bar is not None:
-            raise ValueError("show_progress is the old name of show_progress_bar: pass only that")
-        show_progress_bar = bool(old["show_progress"])
-    if old.get("normalize") is True:
-        normalize_embeddings = True
-    elif old.get("normalize") is False:
-        if normalize_embeddings:
-            raise ValueError(
-                "normalize=False and normalize_embeddings=True contradict each other; pass one"
-            )
-        keep_model_normalize = False
-    return keep_model_normalize, bool(normalize_embeddings), show_progress_bar
 
 
 def _check_output(

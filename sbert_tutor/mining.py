@@ -53,7 +53,7 @@ def search_pool(
         embeddings,
         top_k=min(top_k, len(sentences)),
         device="cpu",
-        show_progress=False,
+        show_progress_bar=False,
     )
     return scores, indices, nearest_other(indices, sentences)
 

@@ -217,7 +217,7 @@ def semantic_search(
     score: ScoreName = "cosine",
     chunk_size: int = 50_000,
     device: str | torch.device | None = None,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
     query_chunk_size: int = 256,
     backend: Literal["torch", "faiss"] = "torch",
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -236,7 +236,7 @@ def semantic_search(
         chunk_size: the corpus is scored ``chunk_size`` rows at a time (larger chunks from an
             iterator are split).
         device: where to compute; ``None``: CUDA if available, else CPU.
-        show_progress: a tqdm bar over corpus chunks; ``None``: only when stderr is a terminal.
+        show_progress_bar: a tqdm bar over corpus chunks; ``None``: only when stderr is a terminal.
         query_chunk_size: queries scored at a time against a chunk.
         backend: ``"torch"`` (default, deterministic ties) or ``"faiss"`` (a flat FAISS index
             per chunk, CPU; needs the optional ``faiss`` package; ties at the top-k boundary
@@ -295,9 +295,9 @@ def semantic_search(
         q_faiss = np.ascontiguousarray(q_faiss, dtype=np.float32)
 
     pieces, total = _iter_chunks(corpus, int(chunk_size))
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
-    if show_progress:
+    if show_progress_bar is None:
+        show_progress_bar = sys.stderr.isatty()
+    if show_progress_bar:
         from tqdm import tqdm
 
         pieces = tqdm(pieces, total=total, desc="semantic search", unit="chunk")

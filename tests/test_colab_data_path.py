@@ -218,7 +218,7 @@ def test_the_notes_reach_the_sts_table_note(tables, tmp_path, monkeypatch):
             return np.array([[len(s), 1.0] for s in sentences])
 
     run_hub(monkeypatch, lambda: None, tables, tmp_path, [])
-    result = evaluate_sts(Lengths(), tasks="sts13,sickr", show_progress=False)
+    result = evaluate_sts(Lengths(), tasks="sts13,sickr", show_progress_bar=False)
     assert HUB_NOTES["sts13"] in result.note and HUB_NOTES["sickr"] in result.note
 
 

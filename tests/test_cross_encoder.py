@@ -295,7 +295,7 @@ def test_training_lowers_the_loss_and_changes_the_scores(tiny_bert):
     pairs += [(q, d, 0) for q in queries for d in ("a banana falls", "the banana is ripe")]
     before = ce.predict([p[:2] for p in pairs])
     config = TrainingConfig(
-        batch_size=4, max_steps=30, lr=1e-2, warmup_ratio=0.0, show_progress=False, seed=1
+        batch_size=4, max_steps=30, lr=1e-2, warmup_ratio=0.0, show_progress_bar=False, seed=1
     )
     trainer = Trainer(ce, make_objective("ce_bce"), pairs, config)
     start = trainer.dataset_loss()
@@ -317,7 +317,7 @@ def test_fit_trains_a_cross_encoder_on_scores_and_checks_the_model_kind(tiny_ber
         ("A man is playing a flute.", "A man is eating pasta.", 0.2),
         ("A woman is slicing an onion.", "Someone is cutting an onion.", 4.2),
     ]
-    config = TrainingConfig(batch_size=2, max_steps=2, show_progress=False, eval_before=False)
+    config = TrainingConfig(batch_size=2, max_steps=2, show_progress_bar=False, eval_before=False)
     run = fit(ce, "ce_bce", pairs, config, objective_options={"score_range": (0, 5)})
     assert run.encoder is ce and run.log["loss"] == {
         "name": "ce_bce",

@@ -63,7 +63,7 @@ def test_trainer_auto_amp_on_the_gpu(minilm_path):
     enc = SentenceEncoder.from_pretrained(str(minilm_path), device="cuda")
     pairs = [(s, s.upper()) for s in dict.fromkeys(SENTENCES)] * 4
     pairs = [(a, f"{b} {i}") for i, (a, b) in enumerate(pairs)]
-    config = TrainingConfig(max_steps=3, batch_size=4, amp="auto", show_progress=False)
+    config = TrainingConfig(max_steps=3, batch_size=4, amp="auto", show_progress_bar=False)
     trainer = Trainer(enc, MNRLObjective(), pairs, config)
     assert trainer.amp == auto_amp("cuda") and trainer.bucket == 32
     assert (trainer.scaler is not None) == (trainer.amp == "fp16")

@@ -67,7 +67,7 @@ def _train(loss: str, batch_size: int, tokenizer_path: str):
         lr=1e-3,
         max_steps=STEPS,
         seed=3,
-        show_progress=False,
+        show_progress_bar=False,
         warmup_ratio=0.0,
     )
     trainer = Trainer(encoder, objective, data, config)

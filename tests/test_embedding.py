@@ -41,13 +41,6 @@ def test_docstring_example():
     assert doctest.testmod(embedding).failed == 0
 
 
-class OldStyle(Recording):
-    """An encoder written against the old protocol (``show_progress``)."""
-
-    def encode(self, sentences, *, batch_size=64, show_progress=None):
-        return super().encode(sentences, batch_size=batch_size, show_progress_bar=show_progress)
-
-
 class Forwarding(Recording):
     """An encoder that takes any keyword (as sentence-transformers' ``encode`` does)."""
 
@@ -63,16 +56,6 @@ def test_encode_texts_passes_show_progress_bar(progress):
     encode_texts(forwarding, ["a"], batch_size=3, show_progress_bar=progress)
     assert encoder.progress is progress
     assert forwarding.kwargs == {"batch_size": 3, "show_progress_bar": progress}
-
-
-def test_an_encoder_with_the_old_keyword_still_works_with_a_warning():
-    encoder = OldStyle()
-    with pytest.warns(
-        FutureWarning, match="OldStyle.encode takes show_progress=.*show_progress_bar"
-    ):
-        emb = encode_unique(encoder, ["bb", "a", "bb"], show_progress=True)
-    assert encoder.progress is True
-    np.testing.assert_array_equal(emb, [[2, 98], [1, 97], [2, 98]])
 
 
 def test_a_sentence_transformers_model_is_an_encoder(st_minilm, minilm):

@@ -174,13 +174,10 @@ def test_int8_of_one_sentence_says_why(minilm):
     [
         ({"output_value": None}, "output_value=None is not supported"),
         ({"precision": "int4"}, "unknown precision 'int4'"),
-        ({"normalize": False, "normalize_embeddings": True}, "contradict"),
-        ({"show_progress": True, "show_progress_bar": False}, "pass only that"),
         ({"prompt_name": "query"}, r"prompt_name 'query' is not one of this model's prompts"),
         ({"truncate_dim": 1000}, "truncate_dim must be between 1 and the embedding size 384"),
     ],
 )
-@pytest.mark.filterwarnings("ignore::FutureWarning")  # the old names warn first
 def test_bad_keywords_say_what_to_do(minilm, kw, match):
     with pytest.raises(ValueError, match=match):
         minilm.encode(TEXTS, **kw)

@@ -55,30 +55,10 @@ def test_normalize_embeddings_on_a_model_without_normalisation(minilm):
     np.testing.assert_allclose(minilm.encode(SENTENCES[:3]), unit, atol=1e-6)  # the model's own
 
 
-@pytest.mark.parametrize(
-    "old, new",
-    [
-        ({"normalize": True}, {"normalize_embeddings": True}),
-        ({"show_progress": False}, {"show_progress_bar": False}),
-        ({"show_progress": True}, {"show_progress_bar": True}),
-    ],
-)
-def test_old_keywords_still_work_for_one_release(minilm, old, new, capsys):
-    raw_model = minilm.with_pooling("mean", normalize=False)
-    with pytest.warns(FutureWarning, match=f"encode\\({next(iter(old))}=.*use {next(iter(new))}="):
-        got = raw_model.encode(SENTENCES[:3], **old)
-    bar_with_old = capsys.readouterr().err
-    expected = raw_model.encode(SENTENCES[:3], **new)
-    assert ("encode" in bar_with_old) == ("encode" in capsys.readouterr().err)  # same bar
-    np.testing.assert_array_equal(got, expected)
-
-
-def test_old_normalize_false_still_drops_the_models_normalisation(minilm):
-    with pytest.warns(FutureWarning, match=r"with_pooling\(encoder.pooling, normalize=False\)"):
-        got = minilm.encode(SENTENCES[:3], normalize=False)
-    raw = minilm.with_pooling("mean", normalize=False).encode(SENTENCES[:3])
-    np.testing.assert_array_equal(got, raw)
-    assert not np.allclose(np.linalg.norm(got, axis=1), 1.0)
+@pytest.mark.parametrize("old", ["normalize", "show_progress"])
+def test_old_keywords_are_gone(minilm, old):
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{old}'"):
+        minilm.encode(SENTENCES[:3], **{old: True})
 
 
 def test_unknown_keyword_is_a_type_error(minilm):

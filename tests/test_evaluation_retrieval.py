@@ -73,7 +73,9 @@ def _brute_force_run(encoder, queries, corpus, top_k):
 
 def test_pipeline_matches_brute_force_and_evaluate_run():
     encoder, queries, corpus, qrels = _toy()
-    result = evaluate_retrieval(encoder, queries, corpus, qrels, ks=(1, 3, 5), show_progress=False)
+    result = evaluate_retrieval(
+        encoder, queries, corpus, qrels, ks=(1, 3, 5), show_progress_bar=False
+    )
     table = result.table
     expected_run = _brute_force_run(encoder, {q: queries[q] for q in ("q1", "q2")}, corpus, 5)
     run = result.run
@@ -94,13 +96,17 @@ def test_pipeline_matches_brute_force_and_evaluate_run():
 
 def test_chunking_streaming_and_precomputed_embeddings_agree():
     encoder, queries, corpus, qrels = _toy()
-    reference = retrieve(encoder, queries, corpus, top_k=4, show_progress=False)
-    chunked = retrieve(encoder, queries, corpus, top_k=4, corpus_chunk_size=5, show_progress=False)
+    reference = retrieve(encoder, queries, corpus, top_k=4, show_progress_bar=False)
+    chunked = retrieve(
+        encoder, queries, corpus, top_k=4, corpus_chunk_size=5, show_progress_bar=False
+    )
     stream = StreamedCorpus("toy stream", None, lambda: iter(corpus.items()))
-    streamed = retrieve(encoder, queries, stream, top_k=4, corpus_chunk_size=3, show_progress=False)
-    embedded = encode_corpus(encoder, corpus, chunk_size=5, show_progress=False)
+    streamed = retrieve(
+        encoder, queries, stream, top_k=4, corpus_chunk_size=3, show_progress_bar=False
+    )
+    embedded = encode_corpus(encoder, corpus, chunk_size=5, show_progress_bar=False)
     assert isinstance(embedded, CorpusEmbeddings) and len(embedded) == 12
-    precomputed = retrieve(encoder, queries, embedded, top_k=4, show_progress=False)
+    precomputed = retrieve(encoder, queries, embedded, top_k=4, show_progress_bar=False)
     for other in (chunked, streamed, precomputed):
         assert {q: rank_documents(d) for q, d in other.items()} == {
             q: rank_documents(d) for q, d in reference.items()
@@ -110,7 +116,7 @@ def test_chunking_streaming_and_precomputed_embeddings_agree():
 
 def test_top_k_defaults_to_the_largest_cutoff_and_may_not_be_smaller():
     encoder, queries, corpus, qrels = _toy()
-    result = evaluate_retrieval(encoder, queries, corpus, qrels, ks=(2, 7), show_progress=False)
+    result = evaluate_retrieval(encoder, queries, corpus, qrels, ks=(2, 7), show_progress_bar=False)
     assert result.top_k == 7 and all(len(d) == 7 for d in result.run.values())
     with pytest.raises(ValueError, match="top_k=5 is smaller than the largest cutoff k=10"):
         evaluate_retrieval(encoder, queries, corpus, qrels, ks=(1, 10), top_k=5)
@@ -160,13 +166,19 @@ def test_evaluate_msmarco_encodes_the_shared_corpus_once():
     a = _toy_data("msmarco-dev-subset", {"q1": queries["q1"]}, {"q1": qrels["q1"]}, corpus)
     b = _toy_data("trec-dl19", {"q2": queries["q2"]}, {"q2": qrels["q2"]}, dict(corpus), 2)
     encoder.calls.clear()
-    result = evaluate_msmarco(encoder, [a, b], ks=(1, 5), show_progress=False)
+    result = evaluate_msmarco(encoder, [a, b], ks=(1, 5), show_progress_bar=False)
     summary = result.table
     assert encoder.calls.count(12) == 1  # one pass over the 12 passages
     assert list(summary.index) == ["msmarco-dev-subset", "trec-dl19"]
     assert summary.loc["trec-dl19", "relevant if grade >="] == 2
     alone = evaluate_retrieval(
-        encoder, b.queries, corpus, b.qrels, ks=(1, 5), relevance_threshold=2, show_progress=False
+        encoder,
+        b.queries,
+        corpus,
+        b.qrels,
+        ks=(1, 5),
+        relevance_threshold=2,
+        show_progress_bar=False,
     )
     assert result.tables["trec-dl19"].results == alone.results
     assert summary.loc["trec-dl19", "ndcg@5"] == alone.results["ndcg@5"]
@@ -281,7 +293,7 @@ def test_matches_sentence_transformers_ir_evaluator(minilm, st_minilm, dev_slice
     )
     reference = st_eval(st_minilm)
     ours = evaluate_retrieval(
-        minilm, data.queries, data.corpus, data.qrels, ks=ks, batch_size=32, show_progress=False
+        minilm, data.queries, data.corpus, data.qrels, ks=ks, batch_size=32, show_progress_bar=False
     ).results
     assert 0.3 < ours["mrr@10"] < 0.95  # hard distractors: a discriminating slice
     for metric in ("mrr", "ndcg", "recall", "precision", "accuracy", "map"):

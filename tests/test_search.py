@@ -183,9 +183,9 @@ def test_single_query_vector_and_lists():
 
 def test_progress_bar(capsys):
     queries, corpus = tied_data()
-    semantic_search(queries, corpus, chunk_size=50, show_progress=True, device="cpu")
+    semantic_search(queries, corpus, chunk_size=50, show_progress_bar=True, device="cpu")
     assert "semantic search" in capsys.readouterr().err
-    semantic_search(queries, corpus, chunk_size=50, show_progress=False, device="cpu")
+    semantic_search(queries, corpus, chunk_size=50, show_progress_bar=False, device="cpu")
     assert capsys.readouterr().err == ""
 
 

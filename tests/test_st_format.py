@@ -371,7 +371,7 @@ def test_card_of_a_model_trained_twice(tiny_bert, tmp_path):
     enc = SentenceEncoder(copy.deepcopy(model), tokenizer, pooling="max", max_seq_length=32)
     pairs = _pairs()
     config = TrainingConfig(
-        max_steps=3, batch_size=4, lr=1e-3, warmup_ratio=0.0, seed=7, show_progress=False
+        max_steps=3, batch_size=4, lr=1e-3, warmup_ratio=0.0, seed=7, show_progress_bar=False
     )
     first = fit(enc, "cosine", pairs, config, objective_options={"score_range": (0, 5)})
     second = fit(enc, "mnrl", [p[:2] for p in pairs], TrainingConfig(max_steps=2, batch_size=4))
@@ -407,7 +407,7 @@ def test_card_lists_the_evaluations_of_training(tiny_bert, tmp_path):
 
     model, tokenizer = tiny_bert
     enc = SentenceEncoder(copy.deepcopy(model), tokenizer, max_seq_length=32)
-    config = TrainingConfig(max_steps=2, batch_size=4, lr=1e-3, show_progress=False)
+    config = TrainingConfig(max_steps=2, batch_size=4, lr=1e-3, show_progress_bar=False)
     options = {"score_range": (0, 5)}
     run = fit(enc, "cosine", _pairs(), config, eval_task="stsb", objective_options=options)
     text = _card(enc.save(tmp_path / "evaluated")).text

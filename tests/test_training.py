@@ -110,7 +110,7 @@ OBJECTIVES = {
 
 
 def quick(**overrides) -> TrainingConfig:
-    settings = {"max_steps": 10, "batch_size": 8, "lr": 1e-3, "show_progress": False}
+    settings = {"max_steps": 10, "batch_size": 8, "lr": 1e-3, "show_progress_bar": False}
     return TrainingConfig(**{**settings, **overrides})
 
 

@@ -49,7 +49,7 @@ def encoder(tiny_bert):
 
 
 def _config(**overrides) -> TrainingConfig:
-    settings = {"max_steps": 6, "batch_size": 8, "lr": 1e-3, "show_progress": False, "seed": 3}
+    settings = {"max_steps": 6, "batch_size": 8, "lr": 1e-3, "show_progress_bar": False, "seed": 3}
     return TrainingConfig(**{**settings, **overrides})
 
 

@@ -8,7 +8,7 @@ warm-up from the sizes, and two settings from where it runs:
 * ``amp="auto"`` when CUDA is available: mixed precision, fp16 with loss scaling on a T4
   (compute capability 7.5), bf16 from 8.0 (:func:`sbert_tutor.training.trainer.auto_amp`); fp32
   on a CPU.
-* a progress bar (:func:`show_progress`) in every profile but ``quick``, whose runs take seconds
+* a progress bar (:func:`show_progress_bar`) in every profile but ``quick``, whose runs take seconds
   and whose output the book keeps short. The trainer draws it with ``tqdm.auto``: a notebook
   bar in Jupyter and Colab, a text bar elsewhere.
 
@@ -37,7 +37,7 @@ def mixed_precision() -> str | None:
     return "auto" if on_cuda() else None
 
 
-def show_progress(profile: Profile | str | None = None) -> bool:
+def show_progress_bar(profile: Profile | str | None = None) -> bool:
     """Progress bars for every profile but ``quick`` (whose runs take seconds)."""
     if profile is None:
         profile = get_profile()
@@ -55,14 +55,14 @@ def training_config(
     Args:
         sizes: the chapter's sizes (``steps`` or ``epochs``, ``batch_size``, ``lr``,
             ``warmup_ratio``).
-        profile: for :func:`show_progress` (default: the profile in use).
+        profile: for :func:`show_progress_bar` (default: the profile in use).
         **overrides: any other :class:`~sbert_tutor.training.TrainingConfig` field
             (``eval_before=False``, ``seed=0``, ...); they win over the above.
 
     Example:
         >>> from sbert_tutor.book.sizes import MNRLSizes, sizes_for
         >>> config = training_config(sizes_for(MNRLSizes, "quick"), "quick")
-        >>> (config.max_steps, config.batch_size, config.show_progress)
+        >>> (config.max_steps, config.batch_size, config.show_progress_bar)
         (40, 32, False)
     """
     settings: dict[str, Any] = {
@@ -72,7 +72,7 @@ def training_config(
         "lr": sizes.lr,
         "warmup_ratio": sizes.warmup_ratio,
         "amp": mixed_precision(),
-        "show_progress": show_progress(profile),
+        "show_progress_bar": show_progress_bar(profile),
     }
     settings.update(overrides)
     return TrainingConfig(**settings)

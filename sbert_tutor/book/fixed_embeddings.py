@@ -29,7 +29,7 @@ from sbert_tutor.stats import seeded_subset
 
 def pair_cosines(encoder: Encoder, data: STSData) -> tuple[np.ndarray, np.ndarray]:
     """``(cos(u, v), gold score)`` for every pair of an ``STSData`` (each sentence encoded once)."""
-    return predict_similarity(encoder, data, show_progress=False), np.asarray(data.scores)
+    return predict_similarity(encoder, data, show_progress_bar=False), np.asarray(data.scores)
 
 
 def embed_triplets(

@@ -108,7 +108,7 @@ def _train(args: argparse.Namespace) -> int:
         eval_steps=args.eval_steps,
         save_steps=args.save_steps,
         checkpoint_dir=str(Path(args.out) / "checkpoints") if args.save_steps else None,
-        show_progress=not args.no_progress,
+        show_progress_bar=not args.no_progress,
     )
     encoder = load_encoder(args)
     result = fit(

@@ -224,7 +224,7 @@ def _encoded_chunks(
     ids: list[str],
     batch_size: int,
     chunk_size: int,
-    show_progress: bool | None,
+    show_progress_bar: bool | None,
 ) -> Iterator[np.ndarray]:
     """Embeddings of the corpus, ``chunk_size`` passages at a time; appends their ids to ``ids``.
 
@@ -239,11 +239,11 @@ def _encoded_chunks(
     ):
         raise ValueError(f"corpus_chunk_size must be a positive integer, got {chunk_size!r}")
     pairs, total = _passages(corpus)
-    if show_progress is None:
-        show_progress = total is None or total > PROGRESS_THRESHOLD
+    if show_progress_bar is None:
+        show_progress_bar = total is None or total > PROGRESS_THRESHOLD
     one_chunk = total is not None and total <= chunk_size
     skipped = 0
-    outer = show_progress and not one_chunk
+    outer = show_progress_bar and not one_chunk
     with tqdm(total=total, desc="encode corpus", unit="passage", disable=not outer) as bar:
         while chunk := list(itertools.islice(pairs, int(chunk_size))):
             pids: list[str] = []
@@ -259,7 +259,7 @@ def _encoded_chunks(
                     encoder,
                     texts,
                     batch_size=batch_size,
-                    show_progress_bar=bool(show_progress and one_chunk),
+                    show_progress_bar=bool(show_progress_bar and one_chunk),
                 )
                 ids.extend(pids)
                 yield emb
@@ -277,7 +277,7 @@ def encode_corpus(
     corpus: Mapping[str, str] | Any,
     batch_size: int = 64,
     chunk_size: int = 50_000,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
 ) -> CorpusEmbeddings:
     """Encode a whole corpus once (to search it several times); keep it in memory.
 
@@ -285,7 +285,7 @@ def encode_corpus(
     through :func:`retrieve` / :func:`evaluate_msmarco` instead.
     """
     ids: list[str] = []
-    chunks = list(_encoded_chunks(encoder, corpus, ids, batch_size, chunk_size, show_progress))
+    chunks = list(_encoded_chunks(encoder, corpus, ids, batch_size, chunk_size, show_progress_bar))
     if not chunks:
         raise ValueError("the corpus is empty: there is nothing to encode")
     return CorpusEmbeddings(
@@ -303,7 +303,7 @@ def search_corpus(
     score: str,
     batch_size: int,
     corpus_chunk_size: int,
-    show_progress: bool | None,
+    show_progress_bar: bool | None,
     device: Any,
 ) -> tuple[dict[str, dict[str, float]], int]:
     """:func:`retrieve`'s work (its arguments, all given): encode the queries, encode the corpus
@@ -321,14 +321,16 @@ def search_corpus(
         encoder,
         [queries[q] for q in queries],
         batch_size=batch_size,
-        show_progress_bar=show_progress,
+        show_progress_bar=show_progress_bar,
     )
     if isinstance(corpus, CorpusEmbeddings):
         ids: list[str] = corpus.ids
         chunks: Any = corpus.embeddings
     else:
         ids = []
-        chunks = _encoded_chunks(encoder, corpus, ids, batch_size, corpus_chunk_size, show_progress)
+        chunks = _encoded_chunks(
+            encoder, corpus, ids, batch_size, corpus_chunk_size, show_progress_bar
+        )
     scores, indices = semantic_search(
         q_emb,
         chunks,
@@ -336,7 +338,7 @@ def search_corpus(
         score=score,
         chunk_size=corpus_chunk_size,
         device=device,
-        show_progress=False,
+        show_progress_bar=False,
     )
     return run_from_topk(qids, ids, scores, indices), len(ids)
 
@@ -349,7 +351,7 @@ def retrieve(
     score: Literal["cosine", "dot", "euclidean"] = "cosine",
     batch_size: int = 64,
     corpus_chunk_size: int = 50_000,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
     device: Any = None,
 ) -> Run:
     """Exact top-k search: ``{qid: {pid: score}}`` for every query, ``top_k`` passages each.
@@ -363,11 +365,19 @@ def retrieve(
         score: ``"cosine"``, ``"dot"`` or ``"euclidean"`` (negative distance; higher is better).
         batch_size: sentences per forward pass.
         corpus_chunk_size: passages encoded and searched at a time.
-        show_progress: tqdm bars; ``None`` shows them for corpora over 2,048 passages.
+        show_progress_bar: tqdm bars; ``None`` shows them for corpora over 2,048 passages.
         device: where to search (``None``: CUDA when available).
     """
     run, _ = search_corpus(
-        encoder, queries, corpus, top_k, score, batch_size, corpus_chunk_size, show_progress, device
+        encoder,
+        queries,
+        corpus,
+        top_k,
+        score,
+        batch_size,
+        corpus_chunk_size,
+        show_progress_bar,
+        device,
     )
     return run
 
@@ -459,7 +469,7 @@ def evaluate_retrieval(
     batch_size: int = 64,
     corpus_chunk_size: int = 50_000,
     relevance_threshold: int = 1,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
     device: Any = None,
     data_files: Iterable[str | Path] = (),
     **provenance_extra: Any,
@@ -479,7 +489,7 @@ def evaluate_retrieval(
         batch_size: sentences per forward pass.
         corpus_chunk_size: passages encoded and searched at a time (memory bound).
         relevance_threshold: lowest grade the binary measures count as relevant (2 for TREC DL).
-        show_progress: tqdm bars; ``None``: for corpora over 2,048 passages.
+        show_progress_bar: tqdm bars; ``None``: for corpora over 2,048 passages.
         device: where to search (``None``: CUDA when available).
         data_files: local files the data came from (hashed into the provenance).
         **provenance_extra: anything else to record (e.g. ``dataset="trec-dl19"``).
@@ -505,7 +515,7 @@ def evaluate_retrieval(
         score,
         batch_size,
         corpus_chunk_size,
-        show_progress,
+        show_progress_bar,
         device,
     )
     scored = retrieval_table(run, eval_qrels, ks, relevance_threshold)
@@ -542,7 +552,7 @@ def evaluate_msmarco(
     top_k: int | None = None,
     batch_size: int = 64,
     corpus_chunk_size: int = 50_000,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
     device: Any = None,
 ) -> MSMarcoResult:
     """Evaluate several MS MARCO datasets that share a corpus, encoding the corpus **once**.
@@ -592,7 +602,7 @@ def evaluate_msmarco(
         score,
         batch_size,
         corpus_chunk_size,
-        show_progress,
+        show_progress_bar,
         device,
     )
     rows, tables, runs = [], {}, {}

@@ -116,7 +116,7 @@ def score_pairs(data: STSData, predicted: np.ndarray) -> dict[str, Any]:
 
 
 def predict_similarity(
-    encoder: Encoder, data: STSData, batch_size: int = 64, show_progress: bool | None = None
+    encoder: Encoder, data: STSData, batch_size: int = 64, show_progress_bar: bool | None = None
 ) -> np.ndarray:
     """:math:`\\cos(u, v)` for every pair, encoding each distinct sentence once."""
     n = len(data.sentences1)
@@ -124,7 +124,7 @@ def predict_similarity(
         encoder,
         [*data.sentences1, *data.sentences2],
         batch_size=batch_size,
-        show_progress=show_progress,
+        show_progress_bar=show_progress_bar,
     )
     return paired_cosine(emb[:n], emb[n:])
 
@@ -135,7 +135,7 @@ def evaluate_sts_details(
     split: str = "test",
     variant: str = "raw",
     batch_size: int = 64,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
 ) -> dict[str, Any]:
     """Evaluate on STS tasks; return ``{"results": {task: block}, "files": [...], "sources": {...},
     "notes": [...]}`` (``notes``: how hub copies differ from the published sets, see
@@ -148,7 +148,7 @@ def evaluate_sts_details(
         load_sts(task, split=split if task in ("stsb", "sickr") else "test", variant=variant)
         for task in names
     )
-    return _score_sets(encoder, sets, len(names), batch_size, show_progress)
+    return _score_sets(encoder, sets, len(names), batch_size, show_progress_bar)
 
 
 def _score_sets(
@@ -156,7 +156,7 @@ def _score_sets(
     sets: Iterable[STSData],
     count: int,
     batch_size: int = 64,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
 ) -> dict[str, Any]:
     """The structure of :func:`evaluate_sts_details` for ``count`` pair sets, each under its
     ``name`` (sets are loaded as they are scored when ``sets`` is a generator)."""
@@ -164,10 +164,10 @@ def _score_sets(
     files: list[str] = []
     sources: dict[str, str] = {}
     notes: list[str] = []
-    bar = tqdm(sets, total=count, desc="STS tasks", disable=show_progress is False or count < 2)
+    bar = tqdm(sets, total=count, desc="STS tasks", disable=show_progress_bar is False or count < 2)
     for data in bar:
         predicted = predict_similarity(
-            encoder, data, batch_size=batch_size, show_progress=show_progress
+            encoder, data, batch_size=batch_size, show_progress_bar=show_progress_bar
         )
         results[data.name] = score_pairs(data, predicted)
         files.extend(str(f) for f in data.files)
@@ -235,7 +235,7 @@ def evaluate_sts(
     split: str = "test",
     variant: str = "raw",
     batch_size: int = 64,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
     *,
     pairs: STSData | Sequence[tuple[str, str, float]] | None = None,
     sentences1: Sequence[str] | None = None,
@@ -270,12 +270,14 @@ def evaluate_sts(
     check_aggregation(aggregation)
     own = _own_pairs(pairs, sentences1, sentences2, scores)
     if own is None:
-        details = evaluate_sts_details(encoder, tasks, split, variant, batch_size, show_progress)
+        details = evaluate_sts_details(
+            encoder, tasks, split, variant, batch_size, show_progress_bar
+        )
         where = {"split": split, "variant": variant}
     elif tasks != "all":
         raise ValueError(f"pass tasks={tasks!r} or your own pairs, not both")
     else:
-        details = _score_sets(encoder, [own], 1, batch_size, show_progress)
+        details = _score_sets(encoder, [own], 1, batch_size, show_progress_bar)
         where = {"data": own.source}
     describe = getattr(encoder, "describe", None)
     return STSResult(

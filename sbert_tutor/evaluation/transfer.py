@@ -452,7 +452,10 @@ def senteval_cross_validation(
 
 # ------------------------------------------------------------------------------- the encoder
 def encode_once(
-    encoder: Any, sentences: Iterable[str], batch_size: int = 64, show_progress: bool | None = None
+    encoder: Any,
+    sentences: Iterable[str],
+    batch_size: int = 64,
+    show_progress_bar: bool | None = None,
 ) -> tuple[dict[str, int], np.ndarray, int]:
     """Encode each distinct non-empty sentence once.
 
@@ -461,7 +464,7 @@ def encode_once(
     """
     items = list(sentences)
     unique = list(dict.fromkeys(s for s in items if s))
-    emb = encode_texts(encoder, unique, batch_size=batch_size, show_progress_bar=show_progress)
+    emb = encode_texts(encoder, unique, batch_size=batch_size, show_progress_bar=show_progress_bar)
     emb = np.asarray(emb, dtype=np.float32)
     index = {s: i for i, s in enumerate(unique)}
     index[""] = len(unique)
@@ -568,7 +571,7 @@ def evaluate_task(
     k: int = KFOLD,
     seed: int = SEED,
     batch_size: int = 64,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
     n_jobs: int | None = None,
     classifier: str = "senteval",
 ) -> TaskResult:
@@ -578,7 +581,7 @@ def evaluate_task(
     splits = {name: _ordered(split) for name, split in data.splits.items()}
     texts = [s for split in splits.values() for s in split.sentences + (split.sentences2 or [])]
     start = time.perf_counter()
-    index, emb, n_empty = encode_once(encoder, texts, batch_size, show_progress)
+    index, emb, n_empty = encode_once(encoder, texts, batch_size, show_progress_bar)
     encoded = time.perf_counter()
     X = {name: _features(split, index, emb) for name, split in splits.items()}
     y = {name: split.labels for name, split in splits.items()}
@@ -690,7 +693,7 @@ def evaluate_transfer(
     seed: int = SEED,
     batch_size: int = 64,
     max_items: int | None = None,
-    show_progress: bool | None = None,
+    show_progress_bar: bool | None = None,
     n_jobs: int | None = None,
     classifier: str = "senteval",
 ) -> TransferResult:
@@ -725,13 +728,13 @@ def evaluate_transfer(
     results: dict[str, TaskResult] = {}
     files: list[str] = []
     for name in tqdm(
-        names, desc="transfer tasks", disable=show_progress is False or len(names) < 2
+        names, desc="transfer tasks", disable=show_progress_bar is False or len(names) < 2
     ):
         data = load_transfer(name)
         if max_items is not None:
             data = subsample(data, max_items, seed)
         results[name] = evaluate_task(
-            encoder, data, grid, k, seed, batch_size, show_progress, n_jobs, classifier
+            encoder, data, grid, k, seed, batch_size, show_progress_bar, n_jobs, classifier
         )
         files.extend(str(f) for f in data.files)
     describe = getattr(encoder, "describe", None)

@@ -65,7 +65,7 @@ class TrainingConfig:
         save_steps: write a checkpoint every this many steps into ``checkpoint_dir``.
         checkpoint_dir: where checkpoints go.
         keep_checkpoints: how many of the newest checkpoints to keep (``None``: all).
-        show_progress: a tqdm bar with the running loss.
+        show_progress_bar: a tqdm bar with the running loss.
     """
 
     epochs: int = 1
@@ -87,7 +87,7 @@ class TrainingConfig:
     save_steps: int | None = None
     checkpoint_dir: str | None = None
     keep_checkpoints: int | None = 2
-    show_progress: bool = True
+    show_progress_bar: bool = True
 
     def __post_init__(self) -> None:
         def positive_int(name: str, value: Any, allow_none: bool = False) -> None:

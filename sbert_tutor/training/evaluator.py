@@ -53,7 +53,7 @@ class STSEvaluator:
             predicted = encoder.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
         else:
             predicted = predict_similarity(
-                encoder, self.data, batch_size=self.batch_size, show_progress=False
+                encoder, self.data, batch_size=self.batch_size, show_progress_bar=False
             )
         spearman, pearson = correlations(predicted, self.data.scores)
         return {f"{self.prefix}_spearman": spearman, f"{self.prefix}_pearson": pearson}

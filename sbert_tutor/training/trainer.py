@@ -321,7 +321,7 @@ class Trainer:
             initial=self.step,
             desc=f"train ({self.objective.name})",
             unit="step",
-            disable=not cfg.show_progress or self.rank != 0,
+            disable=not cfg.show_progress_bar or self.rank != 0,
             dynamic_ncols=True,
         )
         recent: deque[float] = deque(maxlen=20)

@@ -8,7 +8,7 @@ import copy
 import pytest
 import torch
 
-from sbert_tutor.book.configs import mixed_precision, show_progress, training_config
+from sbert_tutor.book.configs import mixed_precision, show_progress_bar, training_config
 from sbert_tutor.book.sizes import (
     SIZES,
     ClassificationSizes,
@@ -27,9 +27,13 @@ TRAINING = [k for k in SIZES if issubclass(k, RunSizes)] + [DistanceDilemmaSizes
 def test_the_config_is_the_sizes(kind, profile):
     sizes = sizes_for(kind, profile)
     config = training_config(sizes, profile)
-    assert (config.max_steps, config.batch_size, config.lr) == (sizes.steps, sizes.batch_size, sizes.lr)
+    assert (config.max_steps, config.batch_size, config.lr) == (
+        sizes.steps,
+        sizes.batch_size,
+        sizes.lr,
+    )
     assert (config.epochs, config.warmup_ratio) == (sizes.epochs, sizes.warmup_ratio)
-    assert config.show_progress is (profile != "quick")
+    assert config.show_progress_bar is (profile != "quick")
 
 
 def test_cuda_gets_mixed_precision_and_the_gpu_profile_progress(monkeypatch):
@@ -37,7 +41,7 @@ def test_cuda_gets_mixed_precision_and_the_gpu_profile_progress(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     profile = get_profile()  # t4: CUDA is "there"
     config = training_config(sizes_for(ClassificationSizes, profile), eval_before=False)
-    assert profile.name == "t4" and config.amp == "auto" and config.show_progress
+    assert profile.name == "t4" and config.amp == "auto" and config.show_progress_bar
     assert config.eval_before is False  # overrides pass through
     # the trainer resolves "auto" by the GPU: fp16 with a loss scaler on a T4 (7.5), bf16 on 8.0+
     from sbert_tutor.training.trainer import auto_amp
@@ -50,9 +54,11 @@ def test_a_cpu_trains_in_fp32_and_quick_stays_quiet(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setenv("SBERT_TUTOR_PROFILE", "quick")
     config = training_config(sizes_for(RegressionSizes, "quick"))
-    assert config.amp is None and mixed_precision() is None and not config.show_progress
-    assert show_progress("t4") and show_progress(get_profile("paper"))
-    assert training_config(sizes_for(RegressionSizes, "quick"), show_progress=True).show_progress
+    assert config.amp is None and mixed_precision() is None and not config.show_progress_bar
+    assert show_progress_bar("t4") and show_progress_bar(get_profile("paper"))
+    assert training_config(
+        sizes_for(RegressionSizes, "quick"), show_progress_bar=True
+    ).show_progress_bar
 
 
 def test_the_trainers_bar_is_tqdm_auto(monkeypatch, tiny_bert):
@@ -75,7 +81,7 @@ def test_the_trainers_bar_is_tqdm_auto(monkeypatch, tiny_bert):
     model, tokenizer = tiny_bert
     encoder = SentenceEncoder(copy.deepcopy(model), tokenizer, pooling="mean", max_seq_length=16)
     data = [("a cat sits", "a cat rests", 4.0), ("a dog runs", "rain falls", 0.5)] * 4
-    config = TrainingConfig(max_steps=2, batch_size=4, show_progress=True)
+    config = TrainingConfig(max_steps=2, batch_size=4, show_progress_bar=True)
     Trainer(encoder, CosineObjective(), data, config).train()
     assert made and made[0]["disable"] is False and made[0]["desc"].startswith("train")
 

@@ -492,7 +492,7 @@ def test_trainer_encodes_in_train_mode(tiny_encoder):
 
     sentences = ["one sentence", "two sentences here", "a third", "and a fourth one"]
     data = semantic_search_guided.dropout_pairs(DataTable(pd.DataFrame({"sentence": sentences})))
-    config = TrainingConfig(batch_size=4, max_steps=2, show_progress=False, seed=0)
+    config = TrainingConfig(batch_size=4, max_steps=2, show_progress_bar=False, seed=0)
     Trainer(tiny_encoder, Recording(), data, config).train()
     assert modes == [True, True]
     assert all(v < 0.9999 for v in views)

@@ -185,7 +185,7 @@ def tiny_folder(tiny_bert, tmp_path):
 def test_run_dilemma_on_a_tiny_bert(tiny_folder):
     data = _hand_data()
     sets = distance_dilemma.build_training_sets(data, BagEncoder(), negatives_per_query=2)
-    config = TrainingConfig(max_steps=2, batch_size=2, show_progress=False, eval_before=False)
+    config = TrainingConfig(max_steps=2, batch_size=2, show_progress_bar=False, eval_before=False)
     run = distance_dilemma.run_dilemma(tiny_folder, sets, data.test, config, ks=(1, 2))
     assert set(run.records) == set(distance_dilemma.SETUPS)
     assert all(log["steps_done"] == 2 for log in run.logs.values())

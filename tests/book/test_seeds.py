@@ -128,7 +128,7 @@ def test_one_seed_gives_no_verdict():
 # --------------------------------------------------------------------------- the runs
 def test_seeded_variants_on_a_tiny_bert(tiny_folder):
     config = TrainingConfig(
-        max_steps=2, batch_size=4, lr=1e-3, show_progress=False, eval_before=False
+        max_steps=2, batch_size=4, lr=1e-3, show_progress_bar=False, eval_before=False
     )
     sts = _tiny_sts()
     variants = {
@@ -151,7 +151,7 @@ def test_seeded_variants_on_a_tiny_bert(tiny_folder):
         SentenceEncoder.from_pretrained(tiny_folder),
         "softmax",
         NLI_ROWS,
-        TrainingConfig(max_steps=2, batch_size=4, lr=1e-3, seed=1, show_progress=False),
+        TrainingConfig(max_steps=2, batch_size=4, lr=1e-3, seed=1, show_progress_bar=False),
         objective_options={"features": ("u", "v")},
     )
     row = runs[(runs["variant"] == "(u, v)") & (runs["seed"] == 1)].iloc[0]

@@ -407,7 +407,7 @@ def truncation_spearman(
 
 
 def matryoshka_study(
-    sizes: CompressionSizes, config, pairs, sts, show_progress: bool = True
+    sizes: CompressionSizes, config, pairs, sts, show_progress_bar: bool = True
 ) -> pd.DataFrame:
     """Train ``mnrl`` and ``matryoshka_mnrl`` (dims ``sizes.matryoshka_dims``, weights 1) alike
     from the same start, once per seed, and score every run at every truncation.
@@ -442,7 +442,7 @@ def matryoshka_study(
         "Matryoshka MNRL": ("matryoshka_mnrl", {"scale": 20.0, "dims": dims}),
     }
     runs = [(name, seed) for name in variants for seed in sizes.seeds]
-    for name, seed in tqdm(runs, desc="training runs", disable=not show_progress):
+    for name, seed in tqdm(runs, desc="training runs", disable=not show_progress_bar):
         loss, options = variants[name]
         run = fit(
             copy.deepcopy(base),

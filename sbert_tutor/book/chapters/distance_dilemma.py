@@ -214,7 +214,7 @@ def pair_cosines(encoder: Encoder, queries: Sequence[str], passages: Sequence[st
     order: the order the chapter's recorded teacher scores were made with)."""
     queries, passages = list(queries), list(passages)
     emb = encode_unique(
-        encoder, [*queries, *passages], batch_size=64, show_progress=None, order="sorted"
+        encoder, [*queries, *passages], batch_size=64, show_progress_bar=None, order="sorted"
     )
     emb = _unit(emb.astype(np.float64))
     return (emb[: len(queries)] * emb[len(queries) :]).sum(axis=1)
@@ -321,7 +321,7 @@ def evaluate_setup(
     The corpus is encoded once (:func:`~sbert_tutor.evaluation.retrieval.encode_corpus`) and
     searched once per score with :func:`~sbert_tutor.evaluation.retrieval.evaluate_retrieval`.
     """
-    corpus = encode_corpus(encoder, test.corpus, show_progress=False)
+    corpus = encode_corpus(encoder, test.corpus, show_progress_bar=False)
     return {
         score: evaluate_retrieval(
             encoder,
@@ -330,7 +330,7 @@ def evaluate_setup(
             test.qrels,
             ks=ks,
             score=score,
-            show_progress=False,
+            show_progress_bar=False,
             relevance_threshold=test.relevance_threshold,
         )
         for score in scores

@@ -284,7 +284,7 @@ def timed_retrieval(encoder: Encoder, data: MSMarcoData, top_k: int) -> Retrieva
     corpus = encode_corpus(encoder, data.corpus)
     corpus_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    run = retrieve(encoder, data.queries, corpus, top_k=top_k, show_progress=False)
+    run = retrieve(encoder, data.queries, corpus, top_k=top_k, show_progress_bar=False)
     ms = 1000 * (time.perf_counter() - start) / len(data.queries)
     return Retrieval(run, ms, corpus_seconds)
 

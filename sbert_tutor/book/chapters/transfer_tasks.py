@@ -279,7 +279,7 @@ def pooling_normalisation_experiment(
                 k=sizes.kfold,
                 batch_size=batch_size,
                 seed=seed,
-                show_progress=False,
+                show_progress_bar=False,
                 classifier=sizes.classifier,
             )
             record = record or dict(result.provenance)
