@@ -5,9 +5,15 @@ function) may name ``sbert_tutor.book``."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
+
+try:  # Python 3.11+
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 import sbert_tutor
 
@@ -104,3 +110,33 @@ def test_the_check_finds_every_kind_of_import(source, module, is_package):
 def test_the_check_ignores_other_imports():
     source = "from sbert_tutor import books_helper\nfrom .bookkeeping import x\nimport sbert_tutor.booking\n"
     assert book_imports(source, "sbert_tutor.training.recipe") == []
+
+
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower()
+
+
+def test_the_core_install_does_not_pull_the_plots():
+    """``pip install sbert-tutor`` installs what the core imports; matplotlib (and its stack) comes
+    with the ``plots`` extra, which ``colab`` and ``book`` include, because only the book layer
+    draws."""
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    core = {_requirement_name(r) for r in project["project"]["dependencies"]}
+    extras = project["project"]["optional-dependencies"]
+    assert "matplotlib" not in core
+    assert extras["plots"] == ["matplotlib>=3.7"]
+    assert "sbert-tutor[plots]" in extras["colab"] and "sbert-tutor[plots]" in extras["book"]
+    offenders = {
+        module_name(path): [f"line {line}: {name}" for line, name in hits]
+        for path in core_modules()
+        if (
+            hits := [
+                (line, name)
+                for line, name in imported_modules(
+                    path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py"
+                )
+                if name.split(".")[0] == "matplotlib"
+            ]
+        )
+    }
+    assert not offenders, f"core modules import matplotlib: {offenders}"

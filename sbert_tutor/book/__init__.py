@@ -48,3 +48,11 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 16 approximate indexes                 :mod:`.approximate_indexes`
 =====================================  =========================================================
 """
+
+import importlib.util
+
+if importlib.util.find_spec("matplotlib") is None:  # the core installs without it
+    raise ImportError(
+        "the book layer (sbert_tutor.book) draws with matplotlib, which the core library does not "
+        "need: pip install 'sbert-tutor[plots]' (or 'sbert-tutor[colab]' for a whole chapter)"
+    )

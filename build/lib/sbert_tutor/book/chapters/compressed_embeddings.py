@@ -1,0 +1,486 @@
+r"""Compressed embeddings (chapter 15): bytes a vector against retrieval and STS quality.
+
+Every compressed form is made from the same float32 embeddings :math:`u` (queries, STS
+sentences) and :math:`v` (passages), so that rows differ only in the compression
+(:func:`variants` lists them, :func:`compression_table` measures them):
+
+* ``float32``: exact cosine search, :math:`4d` bytes a vector (the reference);
+* ``int8``: scalar quantisation (:mod:`sbert_tutor.quantize`, ranges from the passages),
+  searched by the inner product of the codes, :math:`d` bytes; ``int8 + rescore xM`` then
+  rescores :math:`kM` candidates with the float query against the dequantised codes;
+* ``binary``: sign bits searched by Hamming distance, :math:`\lceil d/8\rceil` bytes;
+  ``binary + rescore xM (V)`` rescores :math:`kM` Hamming candidates with the float query
+  against ``V``: the int8 codes (kept on disk, :math:`d` bytes a vector read only for the
+  candidates) or the bits themselves (nothing more stored);
+* ``truncate D``: the first :math:`D` coordinates, exact cosine search, :math:`4D` bytes.
+
+STS scores for a pair: cosine (float32, truncation, int8 codes), :math:`-h` for binary; a
+rescored row has none (rescoring needs a float query, and an STS pair has two stored sides).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.recorded import recorded_results
+from sbert_tutor.book.sizes import CompressionSizes
+from sbert_tutor.data import load_sts
+from sbert_tutor.data.msmarco import load_bm25_candidates, load_msmarco, sample_msmarco
+from sbert_tutor.data.sts import sample_sts
+from sbert_tutor.evaluation.retrieval import select_queries
+from sbert_tutor.evaluation.sts import correlations
+from sbert_tutor.metrics import Qrels, evaluate_run, run_from_topk
+from sbert_tutor.quantize import bytes_per_vector, quantization_ranges, quantize_embeddings
+from sbert_tutor.quantized_search import quantized_search
+from sbert_tutor.search import semantic_search
+
+#: The columns of :func:`compression_table` the chapter shows.
+COLUMNS = [
+    "bytes a vector (memory)",
+    "memory ratio to float32",
+    "MRR@10",
+    "MRR@10 / float32",
+    "nDCG@10",
+    "STSb Spearman",
+    "queries/s",
+]
+#: Rescoring multipliers and truncation dimensions the chapter and the benchmark measure.
+MULTIPLIERS = (1, 2, 4, 10)
+TRUNCATIONS = (256, 128, 64, 32)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One compressed form of the embeddings.
+
+    Attributes:
+        name: the row label.
+        precision: what the searched index stores (``float32``, ``int8``, ``ubinary``).
+        dim: the dimensions kept (truncation), else the model's.
+        multiplier: the rescoring multiplier :math:`M`, ``None`` without rescoring.
+        rescore_against: ``"int8"``, ``"binary"`` or ``None``.
+    """
+
+    name: str
+    precision: str
+    dim: int
+    multiplier: int | None = None
+    rescore_against: str | None = None
+
+    def index_bytes(self) -> int:
+        """Bytes a vector of the searched index (held in memory)."""
+        return bytes_per_vector(self.dim, self.precision)
+
+    def rescore_bytes(self) -> int:
+        """Bytes a vector of extra rescoring vectors (on disk, read for candidates only)."""
+        return bytes_per_vector(self.dim, "int8") if self.rescore_against == "int8" else 0
+
+
+def variants(
+    dim: int,
+    multipliers: Sequence[int] = MULTIPLIERS,
+    truncations: Sequence[int] = TRUNCATIONS,
+    int8_multiplier: int = 4,
+) -> list[Variant]:
+    """The rows of the chapter's table for a ``dim``-dimensional model (module docstring)."""
+    rows = [
+        Variant("float32", "float32", dim),
+        Variant("int8", "int8", dim),
+        Variant(f"int8 + rescore x{int8_multiplier}", "int8", dim, int8_multiplier, "int8"),
+        Variant("binary", "ubinary", dim),
+    ]
+    for against in ("int8", "binary"):
+        rows += [
+            Variant(f"binary + rescore x{m} ({against})", "ubinary", dim, m, against)
+            for m in multipliers
+        ]
+    rows += [Variant(f"truncate {t}", "float32", t) for t in truncations if t < dim]
+    return rows
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The corpus in every form the variants search: float32, int8 codes, packed bits."""
+
+    float32: np.ndarray
+    int8: np.ndarray
+    ubinary: np.ndarray
+    ranges: np.ndarray
+
+    @classmethod
+    def from_embeddings(cls, corpus: np.ndarray) -> Stored:
+        """Quantise ``corpus`` once; the int8 ranges are the passages' own."""
+        ranges = quantization_ranges(corpus)
+        return cls(
+            float32=np.asarray(corpus, dtype=np.float32),
+            int8=quantize_embeddings(corpus, "int8", ranges=ranges),
+            ubinary=quantize_embeddings(corpus, "ubinary"),
+            ranges=ranges,
+        )
+
+
+def search_variant(
+    variant: Variant, queries: np.ndarray, stored: Stored, top_k: int = 10
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, indices)`` of the queries' top ``top_k`` under ``variant``."""
+    if variant.precision == "float32":
+        d = variant.dim
+        return semantic_search(
+            queries[:, :d], stored.float32[:, :d], top_k=top_k, score="cosine", device="cpu"
+        )
+    rescoring = variant.multiplier is not None
+    if variant.precision == "int8":
+        return quantized_search(
+            queries,
+            stored.int8,
+            "int8",
+            top_k,
+            ranges=stored.ranges,
+            rescoring=rescoring,
+            rescore_multiplier=variant.multiplier or 1,
+        )
+    if variant.rescore_against == "int8":
+        return quantized_search(
+            queries,
+            stored.ubinary,
+            "ubinary",
+            top_k,
+            rescore_multiplier=variant.multiplier,
+            rescore_embeddings=stored.int8,
+            rescore_precision="int8",
+            ranges=stored.ranges,
+        )
+    return quantized_search(
+        queries,
+        stored.ubinary,
+        "ubinary",
+        top_k,
+        rescoring=rescoring,
+        rescore_multiplier=variant.multiplier or 1,
+    )
+
+
+def pair_scores(
+    variant: Variant, first: np.ndarray, second: np.ndarray, ranges: np.ndarray
+) -> np.ndarray | None:
+    """Similarity of each STS pair under ``variant``; ``None`` for rescored rows."""
+    if variant.multiplier is not None:
+        return None
+    if variant.precision == "ubinary":
+        a, b = quantize_embeddings(first, "ubinary"), quantize_embeddings(second, "ubinary")
+        xor = np.unpackbits(a ^ b, axis=1)[:, : variant.dim]
+        return -xor.sum(axis=1).astype(float)
+    if variant.precision == "int8":
+        first = quantize_embeddings(first, "int8", ranges=ranges).astype(np.float64)
+        second = quantize_embeddings(second, "int8", ranges=ranges).astype(np.float64)
+    a = np.asarray(first, dtype=np.float64)[:, : variant.dim]
+    b = np.asarray(second, dtype=np.float64)[:, : variant.dim]
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return (a * b).sum(axis=1) / np.maximum(norms, 1e-12)
+
+
+def compression_table(
+    query_embeddings: np.ndarray,
+    corpus_embeddings: np.ndarray,
+    qids: Sequence[str],
+    pids: Sequence[str],
+    qrels: Qrels,
+    sts_pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    rows: Sequence[Variant] | None = None,
+    top_k: int = 10,
+    repeats: int = 3,
+    relevance_threshold: int = 1,
+) -> pd.DataFrame:
+    """One row a variant: bytes, memory ratio, MRR@10, nDCG@10, STS Spearman, queries/s.
+
+    Args:
+        query_embeddings, corpus_embeddings: float32 ``[n_q, d]`` and ``[n, d]``.
+        qids, pids: the ids of their rows; ``qrels`` judges them.
+        sts_pairs: ``(first, second, gold)`` embeddings and scores of an STS set, or ``None``.
+        rows: the variants (default :func:`variants`).
+        repeats: searches timed per variant (the median gives queries/s).
+    """
+    dim = corpus_embeddings.shape[1]
+    stored = Stored.from_embeddings(corpus_embeddings)
+    full = bytes_per_vector(dim, "float32")
+    out = []
+    for v in rows or variants(dim):
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            scores, indices = search_variant(v, query_embeddings, stored, top_k)
+            times.append(time.perf_counter() - start)
+        measures = evaluate_run(
+            run_from_topk(qids, pids, scores, indices), qrels, [top_k], relevance_threshold
+        )
+        spearman = np.nan
+        if sts_pairs is not None:
+            predicted = pair_scores(v, sts_pairs[0], sts_pairs[1], stored.ranges)
+            if predicted is not None:
+                spearman = correlations(predicted, sts_pairs[2])[0]
+        out.append(
+            {
+                "variant": v.name,
+                "index": v.precision if v.precision != "ubinary" else "binary",
+                "dims": v.dim,
+                "rescore multiplier": v.multiplier,
+                "rescored against": v.rescore_against,
+                "bytes a vector (memory)": v.index_bytes(),
+                "bytes a vector (disk, rescoring)": v.rescore_bytes(),
+                "memory ratio to float32": full / v.index_bytes(),
+                f"MRR@{top_k}": measures[f"mrr@{top_k}"],
+                f"nDCG@{top_k}": measures[f"ndcg@{top_k}"],
+                "STSb Spearman": spearman,
+                "queries/s": len(query_embeddings) / float(np.median(times)),
+            }
+        )
+    table = pd.DataFrame(out).set_index("variant")
+    if "float32" in table.index:  # the share of the float MRR each row keeps
+        table[f"MRR@{top_k} / float32"] = (
+            table[f"MRR@{top_k}"] / table.loc["float32", f"MRR@{top_k}"]
+        )
+    return table
+
+
+def meets_bar(table: pd.DataFrame, keep: float = 0.95, ratio: float = 16.0) -> pd.DataFrame:
+    """Rows with at least ``ratio`` x less memory than float32 keeping ``keep`` of its MRR@10."""
+    mrr = [c for c in table.columns if c.startswith("MRR@") and c.endswith("/ float32")][0]
+    small = table[table["memory ratio to float32"] >= ratio]
+    return small.assign(**{"meets the bar": small[mrr] >= keep})
+
+
+#: The recorded full-corpus run (``benchmarks/compressed_embeddings.py``).
+RECORD = "compressed_embeddings_cpu"
+
+
+def recorded_table(record: Mapping | None = None) -> pd.DataFrame | None:
+    """The recorded run's rows as a table indexed by variant (``None`` if never recorded)."""
+    record = recorded_results(RECORD) if record is None else record
+    return None if record is None else pd.DataFrame(record["results"]).set_index("variant")
+
+
+@dataclass(frozen=True)
+class LiveData:
+    """Float32 embeddings of an MS MARCO sample and of STSb test, with their ids and notes."""
+
+    queries: np.ndarray
+    corpus: np.ndarray
+    qids: list[str]
+    pids: list[str]
+    qrels: Qrels
+    sts: tuple[np.ndarray, np.ndarray, np.ndarray]
+    note: str
+
+
+def live_data(encoder, sizes: CompressionSizes, batch_size: int = 64) -> LiveData:
+    """Encode the chapter's live sample once (sizes from :class:`CompressionSizes`): the first
+    ``sizes.queries`` dev-subset queries, their judged passages and BM25 top-20 candidates and
+    ``sizes.other_passages`` random others, and the STSb test pairs."""
+    data = load_msmarco("msmarco-dev-subset", "mini")
+    if sizes.queries is not None or sizes.other_passages is not None:
+        data = sample_msmarco(
+            data, sizes.queries, sizes.other_passages, candidates=load_bm25_candidates()
+        )
+    queries, qrels = select_queries(data.queries, data.qrels, data.relevance_threshold)
+    qids, pids = list(queries), list(data.corpus)
+    q = encoder.encode([queries[i] for i in qids], batch_size=batch_size)
+    c = encoder.encode(
+        [data.corpus[p] for p in pids], batch_size=batch_size, show_progress_bar=True
+    )
+    sts = load_sts("stsb", "test")
+    if sizes.sts_pairs is not None:
+        sts = sample_sts(sts, sizes.sts_pairs)
+    s1 = encoder.encode(sts.sentences1, batch_size=batch_size)
+    s2 = encoder.encode(sts.sentences2, batch_size=batch_size)
+    note = (
+        f"MS MARCO dev subset: {len(qids)} queries over {len(pids):,} passages "
+        f"({'; '.join(data.notes[-1:]) or data.corpus_name}); STSb test: {len(sts.scores):,} pairs"
+    )
+    return LiveData(q, c, qids, pids, qrels, (s1, s2, np.asarray(sts.scores)), note)
+
+
+def plot_bytes_vs_quality(
+    table: pd.DataFrame,
+    metric: str = "MRR@10",
+    axes=None,
+    title: str | None = None,
+    multiplier: int = 4,
+):
+    """Two panels. Left: ``metric`` against bytes a vector held in memory (log x), one marker a
+    variant (binary rescoring at ``multiplier``). Right: binary rescoring's ``metric`` against the
+    rescore multiplier, against int8 codes and against the bits, with float32 and unrescored
+    binary as lines. A dashed line marks 95% of float32 in both."""
+    from sbert_tutor.book.figures import new_panels
+
+    left, right = new_panels(axes, 2, figsize=(10, 4))
+    full = table.loc["float32", metric]
+    shown = {
+        "float32": table.index == "float32",
+        "truncation": table.index.str.startswith("truncate"),
+        "int8": table.index == "int8",
+        "binary, no rescoring": table.index == "binary",
+        f"binary + rescore x{multiplier} (int8)": table.index
+        == f"binary + rescore x{multiplier} (int8)",
+        f"binary + rescore x{multiplier} (bits)": table.index
+        == f"binary + rescore x{multiplier} (binary)",
+    }
+    for (label, mask), marker, color in zip(
+        shown.items(), "o^sDvP", [f"C{i}" for i in range(6)], strict=True
+    ):
+        if mask.any():
+            left.scatter(
+                table.loc[mask, "bytes a vector (memory)"],
+                table.loc[mask, metric],
+                label=label,
+                marker=marker,
+                color=color,
+            )
+    for _, row in table[shown["truncation"]].iterrows():
+        left.annotate(
+            f"{int(row['dims'])} dims",
+            (row["bytes a vector (memory)"], row[metric]),
+            textcoords="offset points",
+            xytext=(5, -4),
+            fontsize=7,
+        )
+    left.set_xscale("log", base=2)
+    left.set_xlabel("bytes a vector held in memory (log scale)")
+    left.set_ylabel(metric)
+    left.legend(fontsize=7, loc="lower right")
+    for (suffix, label), color in zip(
+        (("(int8)", "rescored against int8"), ("(binary)", "rescored against the bits")),
+        ("C4", "C5"),
+        strict=True,
+    ):
+        rows = table[
+            table.index.str.startswith("binary + rescore") & table.index.str.endswith(suffix)
+        ]
+        rows = rows.sort_values("rescore multiplier")
+        right.plot(rows["rescore multiplier"], rows[metric], marker="o", color=color, label=label)
+    right.axhline(full, color="C0", lw=1, label="float32")
+    right.axhline(table.loc["binary", metric], color="C3", lw=1, label="binary, no rescoring")
+    right.set_xscale("log")
+    right.set_xticks(sorted(table["rescore multiplier"].dropna().unique()))
+    right.set_xticklabels([f"{m:g}" for m in sorted(table["rescore multiplier"].dropna().unique())])
+    right.set_xlabel("rescore multiplier m (candidates: 10 m)")
+    right.set_ylabel(metric)
+    right.legend(fontsize=7, loc="lower right")
+    for ax in (left, right):
+        ax.axhline(0.95 * full, color="#999999", lw=0.8, ls="--")
+    left.text(
+        table["bytes a vector (memory)"].min(),
+        0.95 * full,
+        "95% of float32 ",
+        ha="left",
+        va="top",
+        fontsize=7,
+        color="#666666",
+    )
+    if title:
+        left.figure.suptitle(title, fontsize=10)
+    return left, right
+
+
+# ------------------------------------------------------------------------------ Matryoshka
+
+
+def truncation_spearman(
+    encoder, sts, dims: Sequence[int], batch_size: int = 64
+) -> dict[int, float]:
+    """STSb Spearman x 100 of the cosine of the first ``D`` coordinates, for each ``D`` in
+    ``dims`` (both sides encoded once)."""
+    first = encoder.encode(sts.sentences1, batch_size=batch_size)
+    second = encoder.encode(sts.sentences2, batch_size=batch_size)
+    gold = np.asarray(sts.scores)
+    return {
+        int(d): correlations(
+            pair_scores(Variant("", "float32", int(d)), first, second, None), gold
+        )[0]
+        for d in dims
+    }
+
+
+def matryoshka_study(
+    sizes: CompressionSizes, config, pairs, sts, show_progress_bar: bool = True
+) -> pd.DataFrame:
+    """Train ``mnrl`` and ``matryoshka_mnrl`` (dims ``sizes.matryoshka_dims``, weights 1) alike
+    from the same start, once per seed, and score every run at every truncation.
+
+    Args:
+        sizes: the chapter's sizes (start, seeds, examples, dims).
+        config: the runs' :class:`~sbert_tutor.training.TrainingConfig` (its seed is replaced).
+        pairs: the training pairs (as :func:`~sbert_tutor.training.recipe.fit` takes them).
+        sts: the STS pairs scored (an ``STSData``).
+
+    Returns:
+        The long table of ``variant`` (``start``, ``MNRL``, ``Matryoshka MNRL``), ``seed``,
+        ``dims`` and ``spearman``.
+    """
+    import copy
+    import dataclasses
+
+    from tqdm.auto import tqdm
+
+    from sbert_tutor.book.weak_start import load_start
+    from sbert_tutor.training.recipe import fit
+
+    dims = tuple(sizes.matryoshka_dims)
+    base = load_start(sizes.start)
+    base.eval()
+    rows = [
+        {"variant": "start", "seed": None, "dims": d, "spearman": s}
+        for d, s in truncation_spearman(base, sts, dims).items()
+    ]
+    variants = {
+        "MNRL": ("mnrl", {"scale": 20.0}),
+        "Matryoshka MNRL": ("matryoshka_mnrl", {"scale": 20.0, "dims": dims}),
+    }
+    runs = [(name, seed) for name in variants for seed in sizes.seeds]
+    for name, seed in tqdm(runs, desc="training runs", disable=not show_progress_bar):
+        loss, options = variants[name]
+        run = fit(
+            copy.deepcopy(base),
+            loss,
+            pairs,
+            dataclasses.replace(config, seed=seed),
+            objective_options=options,
+            max_examples=sizes.examples,
+        )
+        run.encoder.eval()
+        rows += [
+            {"variant": name, "seed": seed, "dims": d, "spearman": s}
+            for d, s in truncation_spearman(run.encoder, sts, dims).items()
+        ]
+        del run
+    return pd.DataFrame(rows)
+
+
+def truncation_table(study: pd.DataFrame) -> pd.DataFrame:
+    """Mean STSb Spearman (over seeds) by variant (rows) and kept dimensions (columns)."""
+    table = study.groupby(["variant", "dims"], sort=False)["spearman"].mean().unstack("dims")
+    return table[sorted(table.columns, reverse=True)]
+
+
+def plot_truncation(study: pd.DataFrame, ax=None):
+    """STSb Spearman against the dimensions kept (log x): the mean over seeds, each seed faint."""
+    ax = new_axes(ax, figsize=(7, 4))
+    styles = {"start": ("C7", ":"), "MNRL": ("C0", "-"), "Matryoshka MNRL": ("C3", "-")}
+    for name, group in study.groupby("variant", sort=False):
+        color, line = styles.get(name, ("C2", "-"))
+        mean = group.groupby("dims")["spearman"].mean()
+        ax.plot(mean.index, mean.values, marker="o", color=color, ls=line, label=name)
+        for _, seed_rows in group.dropna(subset=["seed"]).groupby("seed"):
+            ax.plot(seed_rows["dims"], seed_rows["spearman"], color=color, alpha=0.25, lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(study["dims"].unique()))
+    ax.set_xticklabels([str(d) for d in sorted(study["dims"].unique())])
+    ax.set_xlabel("dimensions kept (the first D)")
+    ax.set_ylabel("STSb test Spearman x 100")
+    ax.legend(fontsize=8)
+    return ax

@@ -1,0 +1,82 @@
+"""Chapter 2, the cost of cross-encoders: its diagram (:func:`cross_vs_bi_encoder`), the measured
+rates beside the paper's claim (:func:`compare_with_paper`) and the extrapolated times in words
+(:func:`readable`). The rates themselves are measured by :mod:`sbert_tutor.book.cost`, which
+chapters 9 and 13 share.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from sbert_tutor.book.cost import CostRates, extrapolate, humanize_seconds
+from sbert_tutor.book.drawing import arrow, box, canvas, shared_encoder, title
+from sbert_tutor.book.published import SBERT_COST_CLAIM
+
+
+def compare_with_paper(rates: CostRates, hardware: str) -> pd.DataFrame:
+    """Our extrapolation at the paper's n = 10,000 beside the SBERT paper's claim (labelled)."""
+    ours = extrapolate(rates, [SBERT_COST_CLAIM["n"]]).iloc[0]
+    rows = [
+        {
+            "method": "cross-encoder (BERT on every pair)",
+            "paper (V100, published)": f"{SBERT_COST_CLAIM['cross_encoder_hours']:g} h",
+            f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
+                ours["cross_encoder_s"]
+            ),
+        },
+        {
+            "method": "bi-encoder (SBERT: encode + cosine)",
+            "paper (V100, published)": f"{SBERT_COST_CLAIM['sbert_seconds']:g} s",
+            f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
+                ours["bi_encoder_s"]
+            ),
+        },
+    ]
+    return pd.DataFrame(rows).set_index("method")
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """The extrapolation table with durations written for people (``65 h`` rather than ``234000.0``)."""
+    out = pd.DataFrame({"n": table["n"], "pairs": table["pairs"].map(lambda p: f"{p:.3g}")})
+    for column in ("cross_encoder_s", "bi_encoder_encode_s", "bi_encoder_cosine_s", "bi_encoder_s"):
+        out[column.removesuffix("_s")] = table[column].map(humanize_seconds)
+    out["speedup"] = table["speedup"].map(lambda x: f"{x:,.0f}x")
+    return out.set_index("n")
+
+
+def cross_vs_bi_encoder() -> Figure:
+    r"""A cross-encoder (one transformer pass per pair) beside a bi-encoder (one per sentence).
+
+    Left: ``[CLS] A [SEP] B [SEP]`` goes through the transformer once and a linear head gives one
+    score. Right: A and B go through the same transformer separately, are pooled to :math:`u`
+    and :math:`v`, and compared by :math:`\cos(u, v)` (book chapter 2).
+    """
+    fig, ax = canvas(7.0, 4.3)
+    title(ax, 1.75, 4.05, "Cross-encoder")
+    title(ax, 5.25, 4.05, "Bi-encoder (SBERT)")
+    ax.plot([3.5, 3.5], [0.1, 4.2], color="#999999", lw=0.6)
+
+    pair = box(ax, 1.75, 0.4, 3.1, 0.5, "[CLS] A [SEP] B [SEP]", "input")
+    bert = box(ax, 1.75, 1.45, 3.1, 0.8, "transformer\n(A and B attend to each other)", "encoder")
+    head = box(ax, 1.75, 2.5, 2.0, 0.5, "linear head", "head")
+    score = box(ax, 1.75, 3.35, 2.0, 0.5, "score(A, B)", "score")
+    arrow(ax, pair["top"], bert["bottom"])
+    arrow(ax, bert["top"], head["bottom"])
+    arrow(ax, head["top"], score["bottom"])
+
+    ends = {}
+    for x, name, vec in ((4.3, "A", "u"), (6.2, "B", "v")):
+        sentence = box(ax, x, 0.4, 1.3, 0.5, f"sentence {name}", "input")
+        encoder = box(ax, x, 1.3, 1.3, 0.5, "transformer", "encoder")
+        pooling = box(ax, x, 2.05, 1.3, 0.45, "mean pooling", "pooling")
+        vector = box(ax, x, 2.75, 0.6, 0.45, f"${vec}$", "vector")
+        arrow(ax, sentence["top"], encoder["bottom"])
+        arrow(ax, encoder["top"], pooling["bottom"])
+        arrow(ax, pooling["top"], vector["bottom"])
+        ends[name] = (encoder, vector)
+    shared_encoder(ax, ends["A"][0]["right"], ends["B"][0]["left"])
+    cosine = box(ax, 5.25, 3.5, 1.4, 0.5, r"$\cos(u, v)$", "score")
+    arrow(ax, ends["A"][1]["top"], cosine["left"])
+    arrow(ax, ends["B"][1]["top"], cosine["right"])
+    return fig

@@ -1,0 +1,149 @@
+"""Chapter 5, MS MARCO: where the first relevant passage ranks (:func:`first_relevant_ranks`,
+:func:`plot_first_relevant_rank`), a query's top passages (:func:`top_passages`), the
+retrieve-then-re-rank diagram (:func:`retrieve_then_rerank`) and progress bars that stay short in
+an executed notebook (:func:`progress_every`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from sbert_tutor.book.drawing import FONT, arrow, box, canvas
+from sbert_tutor.book.figures import new_axes
+from sbert_tutor.metrics import (
+    Qrels,
+    Run,
+    rank_documents,
+)
+
+
+def retrieve_then_rerank(k: int = 100, top: int = 10) -> Figure:
+    r"""Retrieve-then-rerank: a bi-encoder retrieves ``k`` candidates from the embedded corpus,
+    a cross-encoder re-scores the ``k`` (query, passage) pairs and the best ``top`` are returned
+    (book chapter 5).
+    """
+    fig, ax = canvas(7.0, 3.9)
+    ax.text(0.1, 3.6, "once, offline", ha="left", va="center", fontsize=FONT, style="italic")
+    ax.text(0.1, 2.35, "per query", ha="left", va="center", fontsize=FONT, style="italic")
+    corpus = box(ax, 1.2, 3.05, 1.9, 0.7, "corpus\n(millions of passages)", "input")
+    encoder = box(ax, 3.5, 3.05, 1.9, 0.7, "bi-encoder:\nencode every passage", "encoder")
+    index = box(ax, 5.8, 3.05, 1.9, 0.7, "passage\nembeddings", "vector")
+    arrow(ax, corpus["right"], encoder["left"])
+    arrow(ax, encoder["right"], index["left"])
+    ax.plot([0.1, 6.9], [2.55, 2.55], color="#999999", lw=0.6, ls=":")
+
+    query = box(ax, 1.2, 1.8, 1.9, 0.6, "query", "input")
+    query_encoder = box(ax, 3.5, 1.8, 1.9, 0.6, "bi-encoder:\nencode the query", "encoder")
+    search = box(ax, 5.8, 1.8, 1.9, 0.6, "nearest-neighbour\nsearch (cosine)", "score")
+    arrow(ax, query["right"], query_encoder["left"])
+    arrow(ax, query_encoder["right"], search["left"])
+    arrow(ax, index["bottom"], search["top"])
+
+    candidates = box(ax, 5.8, 0.55, 1.9, 0.6, f"top {k} candidates", "vector")
+    rerank = box(ax, 3.5, 0.55, 1.9, 0.6, f"cross-encoder:\nscore {k} pairs", "head")
+    result = box(ax, 1.2, 0.55, 1.9, 0.6, f"re-ranked top {top}", "score")
+    arrow(ax, search["bottom"], candidates["top"])
+    arrow(ax, candidates["left"], rerank["right"])
+    arrow(ax, rerank["left"], result["right"])
+    return fig
+
+
+def plot_first_relevant_rank(ranks: pd.Series, top_k: int = 10, ax=None, label: str | None = None):
+    """How many queries find their first relevant passage at rank 1, 2, ..., ``top_k`` or later.
+
+    ``ranks``: :func:`first_relevant_ranks` (NaN = not
+    retrieved). The last bar counts queries with no relevant passage in the top ``top_k``.
+    """
+    ax = new_axes(ax, figsize=(7, 3.5))
+    values = ranks.to_numpy(dtype=float)
+    counts = [int(np.sum(values == r)) for r in range(1, top_k + 1)]
+    counts.append(int(np.sum(np.isnan(values) | (values > top_k))))
+    labels = [str(r) for r in range(1, top_k + 1)] + [f">{top_k}"]
+    ax.bar(labels, counts, color=["C0"] * top_k + ["C3"], label=label)
+    ax.set_xlabel("rank of the first relevant passage")
+    ax.set_ylabel("queries")
+    if label:
+        ax.legend(fontsize=8)
+    return ax
+
+
+def first_relevant_ranks(run: Run, qrels: Qrels, relevance_threshold: int = 1) -> pd.Series:
+    """Rank (1-based) of the first relevant passage of every evaluated query; NaN if not retrieved.
+
+    Its reciprocal, with NaN as 0, averages to the uncut MRR of the run.
+    """
+    ranks = {}
+    for q, docs in qrels.items():
+        if not any(g >= relevance_threshold for g in docs.values()):
+            continue
+        ranking = rank_documents(run.get(q, {}))
+        ranks[q] = next(
+            (i for i, d in enumerate(ranking, start=1) if docs.get(d, 0) >= relevance_threshold),
+            math.nan,
+        )
+    series = pd.Series(ranks, dtype=float, name="first relevant rank")
+    series.index.name = "qid"
+    return series
+
+
+def top_passages(
+    run: Run,
+    qid: str,
+    corpus: Mapping[str, str] | None = None,
+    qrels: Qrels | None = None,
+    n: int = 5,
+    width: int = 160,
+) -> pd.DataFrame:
+    """The ``n`` best passages of one query: rank, pid, score, judged grade, text (shortened)."""
+    if qid not in run:
+        raise KeyError(f"query {qid!r} is not in the run")
+    ranking = rank_documents(run[qid])[:n]
+    grades = (qrels or {}).get(qid, {})
+    rows = []
+    for i, pid in enumerate(ranking, start=1):
+        text = corpus.get(pid) if isinstance(corpus, Mapping) else None
+        if text is not None and len(text) > width:
+            text = text[: width - 3] + "..."
+        rows.append(
+            {
+                "rank": i,
+                "pid": pid,
+                "score": run[qid][pid],
+                "grade": grades.get(pid, "unjudged"),
+                "passage": text,
+            }
+        )
+    return pd.DataFrame(rows).set_index("rank")
+
+
+@contextmanager
+def progress_every(seconds: float = 30.0) -> Iterator[None]:
+    """Inside the block, every tqdm bar redraws at most once every ``seconds``.
+
+    A notebook run outside a live front end (nbmake, a book build) keeps each redraw of a text
+    bar as one more output: a five-minute encode of 263 batches leaves hundreds of them. Here
+    the bar still shows how far the work has got, in a dozen lines. Bars that set their own
+    ``mininterval`` / ``maxinterval`` keep them.
+    """
+    if seconds <= 0:
+        raise ValueError(f"seconds must be positive, got {seconds!r}")
+    from tqdm import std
+
+    init = std.tqdm.__init__
+
+    def throttled(self, *args, **kwargs):
+        kwargs.setdefault("mininterval", seconds)
+        kwargs.setdefault("maxinterval", max(seconds, 10.0))
+        init(self, *args, **kwargs)
+
+    std.tqdm.__init__ = throttled
+    try:
+        yield
+    finally:
+        std.tqdm.__init__ = init

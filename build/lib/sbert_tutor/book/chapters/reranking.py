@@ -1,0 +1,420 @@
+r"""Chapter 14, re-ranking: accuracy beside cost, then retrieve-then-re-rank on MS MARCO.
+
+Part 1 trains a **cross-encoder** and a **bi-encoder** the same way, as SBERT's Table 2 compares
+them (Reimers & Gurevych, 2019): the same start model, the same STSb train pairs, the same
+steps, learning rate and seeds (:func:`stsb_cross_vs_bi`). The bi-encoder learns the cosine
+regression of chapter 7; the cross-encoder reads both sentences together and learns
+:math:`\sigma(z) \approx y / 5` with the binary cross-entropy (``ce_bce``,
+sentence-transformers' recipe for STSb). :func:`pair_rates` times what each costs a pair.
+
+Part 2 re-ranks all-MiniLM-L6-v2's top-:math:`k` on MS MARCO queries held out by
+:func:`~sbert_tutor.data.msmarco.split_queries` (:func:`load_rerank_data`), with the published
+``cross-encoder/ms-marco-MiniLM-L6-v2`` when the hub is reachable, else a cross-encoder trained
+here on the other queries' labelled BM25 candidates (:func:`msmarco_reranker`). One scoring of
+the deepest :math:`K` candidates serves every :math:`k \le K`
+(:func:`~sbert_tutor.rerank.merge_reranked`): :func:`rerank_table` and
+:func:`plot_mrr_vs_k`.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sbert_tutor.book.cost import median_seconds
+from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.seeds import SeededRuns, Verdict, seeded_variants, summarize, verdict
+from sbert_tutor.book.sizes import RerankingSizes, Start, start_name
+from sbert_tutor.book.weak_start import WeakStart, start_label
+from sbert_tutor.cross_encoder import CrossEncoder, NewHeadWarning
+from sbert_tutor.data import STSData
+from sbert_tutor.data.msmarco import (
+    MSMarcoData,
+    QuerySplit,
+    bm25_candidates_path,
+    candidate_pairs,
+    load_bm25_candidates,
+    load_msmarco,
+    sample_msmarco,
+    split_queries,
+)
+from sbert_tutor.data.table import DataTable
+from sbert_tutor.embedding import Encoder
+from sbert_tutor.evaluation.retrieval import encode_corpus, retrieve
+from sbert_tutor.metrics import Run, evaluate_run
+from sbert_tutor.rerank import cross_encoder_scores, merge_reranked
+from sbert_tutor.settings import hf_offline
+from sbert_tutor.training import TrainingConfig
+from sbert_tutor.training.recipe import fit
+
+#: The two STSb variants, trained the same way: name -> (objective, options).
+BI = "bi-encoder: cosine regression"
+CROSS = "cross-encoder: BCE on y / 5"
+STSB_VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    BI: ("cosine", {}),
+    CROSS: ("ce_bce", {"score_range": (0.0, 5.0)}),
+}
+
+
+# ------------------------------------------------------------------------ part 1: STSb
+@dataclass(frozen=True)
+class CrossEncoderStart:
+    """A start model read as a cross-encoder: its transformer (cut like a
+    :class:`~sbert_tutor.book.weak_start.WeakStart` when it is one) with a new one-logit head,
+    drawn with ``seed``. ``load()`` and ``label`` make it a start of
+    :func:`~sbert_tutor.book.seeds.seeded_variants`, like a bi-encoder's start."""
+
+    start: str | Start | WeakStart
+    seed: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{start_label(self.start)}, as a cross-encoder (new one-logit head)"
+
+    def load(self) -> CrossEncoder:
+        import torch
+        from torch import nn
+
+        torch.manual_seed(self.seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NewHeadWarning)  # the new head is the point
+            ce = CrossEncoder.from_pretrained(start_name(self.start), num_labels=1)
+        if isinstance(self.start, WeakStart):
+            stack = ce.model.base_model.encoder.layer
+            ce.model.base_model.encoder.layer = nn.ModuleList(list(stack)[: self.start.layers])
+            ce.model.config.num_hidden_layers = self.start.layers
+        ce.name = self.label
+        return ce
+
+
+@dataclass(frozen=True)
+class CrossVsBi:
+    """:func:`stsb_cross_vs_bi`: the two seeded runs, one table side by side, and the
+    cross-encoder's :func:`~sbert_tutor.book.seeds.verdict` against the bi-encoder."""
+
+    bi: SeededRuns
+    cross: SeededRuns
+    table: pd.DataFrame
+    verdict: Verdict
+
+    @property
+    def sentence(self) -> str:
+        """The verdict, and why when the cross-encoder is behind (the chapter glues it)."""
+        if self.verdict.difference >= 0:
+            return self.verdict.sentence
+        return (
+            f"{self.verdict.sentence} The bi-encoder began from a start whose cosines already "
+            f"score {self.bi.start:.2f}; the cross-encoder began from a random head "
+            f"({self.cross.start:.2f}) and had the same steps to learn it and to read the two "
+            "sentences together."
+        )
+
+
+def stsb_cross_vs_bi(
+    sizes: RerankingSizes, config: TrainingConfig, eval_data: STSData
+) -> CrossVsBi:
+    """Train the bi-encoder and the cross-encoder on STSb train from ``sizes.start`` with the
+    same ``config``, seeds and seeded subsets; score both on ``eval_data`` (Spearman x100 of
+    the cosine, resp. of the cross-encoder's score)."""
+    starts = {BI: sizes.start, CROSS: CrossEncoderStart(sizes.start)}
+    runs = {
+        name: seeded_variants(
+            start,
+            {name: STSB_VARIANTS[name]},
+            "stsb",
+            config,
+            eval_data,
+            seeds=sizes.seeds,
+            max_examples=sizes.examples,
+        )
+        for name, start in starts.items()
+    }
+    rows = []
+    for name, result in runs.items():
+        row = result.table.loc[name]
+        rows.append(
+            {
+                "model": name,
+                "start (no training)": result.start,
+                "mean": row["mean"],
+                "spread": row["spread"],
+                "min": row["min"],
+                "max": row["max"],
+                "seeds": int(row["seeds"]),
+            }
+        )
+    both = replace(runs[BI], table=summarize(pd.concat([runs[BI].runs, runs[CROSS].runs])))
+    return CrossVsBi(
+        runs[BI], runs[CROSS], pd.DataFrame(rows).set_index("model"), verdict(both, CROSS, BI)
+    )
+
+
+def pair_rates(
+    models: Mapping[str, Any],
+    pairs: Sequence[tuple[str, str]],
+    batch_size: int = 32,
+    repeats: int = 3,
+) -> pd.DataFrame:
+    """Pairs scored a second by each model, the median of ``repeats`` timings. The time does
+    not depend on the weights, only on the architecture, so start models time as trained ones.
+
+    A cross-encoder scores a pair with one forward pass of the pair (``predict``); a bi-encoder
+    encodes both sentences and takes their cosine. Both timings start from text.
+    """
+    firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
+    rows = []
+    for name, model in models.items():
+        if isinstance(model, CrossEncoder):
+
+            def work(model=model):
+                return model.predict(list(pairs), batch_size=batch_size)
+        else:
+
+            def work(model=model):
+                u = model.encode(firsts, batch_size=batch_size, normalize_embeddings=True)
+                v = model.encode(seconds, batch_size=batch_size, normalize_embeddings=True)
+                return (u * v).sum(axis=1)
+
+        work()  # warm-up
+        seconds_taken, _ = median_seconds(work, repeats)
+        rows.append({"model": name, "pairs/s": len(pairs) / seconds_taken})
+    return pd.DataFrame(rows).set_index("model")
+
+
+# ------------------------------------------------------------------------ part 2: MS MARCO
+@dataclass(frozen=True)
+class RerankData:
+    """The dev subset split by query: a test collection and training rows.
+
+    Attributes:
+        split: the query ids of each side (no query in both).
+        test: the held-out queries, their judged passages, their BM25 candidates and
+            ``other_passages`` random ``corpus_mini`` passages (the searched corpus).
+        train: ``(query, passage, label)`` rows of the training queries' labelled BM25
+            candidates: the positive, then the best-ranked negatives.
+        files: data files read (hashed into provenance); notes: how it was built.
+    """
+
+    split: QuerySplit
+    test: MSMarcoData
+    train: DataTable
+    files: tuple[Any, ...]
+    notes: tuple[str, ...]
+
+
+def load_rerank_data(
+    test_queries: int, other_passages: int | None, negatives_per_query: int | None, seed: int = 0
+) -> RerankData:
+    """Split the 540 dev-subset queries by query (:func:`~sbert_tutor.data.msmarco.split_queries`,
+    ``seed``); build the test collection and the training rows (:class:`RerankData`)."""
+    dev = load_msmarco("msmarco-dev-subset")
+    labelled = load_bm25_candidates(with_labels=True)
+    split = split_queries(list(dev.queries), test_queries, seed=seed)
+    held_out = replace(
+        dev,
+        queries={q: dev.queries[q] for q in split.test},
+        qrels={q: dev.qrels[q] for q in split.test},
+    )
+    ranked = {q: [p for p, _ in labelled[q]] for q in split.test if q in labelled}
+    test = sample_msmarco(held_out, None, other_passages, seed=seed, candidates=ranked)
+    rows = candidate_pairs(dev.queries, dev.corpus, labelled, split.train, negatives_per_query)
+    negatives = "all" if negatives_per_query is None else f"the {negatives_per_query} best-ranked"
+    note = (
+        f"split by query (seed {seed}): {len(split.test)} test queries, {len(split.train)} "
+        f"training queries; training rows: each training query's MS MARCO positive among its "
+        f"BM25 top-20 (label 1) and {negatives} of its other candidates (label 0), "
+        f"{len(rows):,} rows"
+    )
+    files = (*dev.files, bm25_candidates_path())
+    table = DataTable(
+        pd.DataFrame(rows, columns=["query", "passage", "label"]),
+        source="MS MARCO dev subset, labelled BM25 candidates of the training queries",
+        files=tuple(str(f) for f in files),
+        note=note,
+    )
+    return RerankData(split, test, table, files, (*test.notes, note))
+
+
+def msmarco_reranker(
+    sizes: RerankingSizes, train: DataTable, config: TrainingConfig
+) -> tuple[CrossEncoder, str]:
+    """The re-ranker and how it was made, in words.
+
+    With the hub reachable (``HF_HUB_OFFLINE`` unset): the published ``sizes.reranker``. Else,
+    or when it cannot be loaded: a cross-encoder trained with ``ce_bce`` on ``train`` from
+    ``sizes.msmarco_run.start`` with a new one-logit head (seed 0).
+    """
+    if not hf_offline():
+        try:
+            ce = CrossEncoder.from_pretrained(sizes.reranker)
+            return ce, f"published: {sizes.reranker} ({ce.source})"
+        except Exception as error:  # noqa: BLE001 - any failure falls back to training
+            warnings.warn(
+                f"{sizes.reranker} could not be loaded ({error}); training one instead",
+                stacklevel=2,
+            )
+    start = CrossEncoderStart(sizes.msmarco_run.start)
+    run = fit(start.load(), "ce_bce", train, config)
+    how = (
+        f"trained here: {start.label}, ce_bce on {len(train):,} labelled BM25 pairs of "
+        f"the training queries, {run.log['steps_done']} steps of {config.batch_size}"
+    )
+    return run.encoder, how
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """:func:`timed_retrieval`: the run, the ms a query (query encoding + exact search over
+    the pre-encoded corpus) and the seconds the corpus took to encode once."""
+
+    run: Run
+    ms_per_query: float
+    corpus_seconds: float
+
+
+def timed_retrieval(encoder: Encoder, data: MSMarcoData, top_k: int) -> Retrieval:
+    """Encode ``data.corpus`` once, then retrieve the top ``top_k`` for every query, timed."""
+    start = time.perf_counter()
+    corpus = encode_corpus(encoder, data.corpus)
+    corpus_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    run = retrieve(encoder, data.queries, corpus, top_k=top_k, show_progress_bar=False)
+    ms = 1000 * (time.perf_counter() - start) / len(data.queries)
+    return Retrieval(run, ms, corpus_seconds)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """:func:`timed_scores`: cross-encoder scores of each query's first ``k`` candidates and
+    the ms a pair they took (all pairs in one batched ``predict``)."""
+
+    scores: dict[str, dict[str, float]]
+    k: int
+    ms_per_pair: float
+
+
+def timed_scores(
+    cross_encoder: CrossEncoder, data: MSMarcoData, run: Run, k: int, batch_size: int = 32
+) -> Scores:
+    """Score the first ``k`` candidates of every query of ``run`` once, timed."""
+    start = time.perf_counter()
+    scores = cross_encoder_scores(
+        cross_encoder, data.queries, run, data.corpus, k, batch_size, show_progress_bar=None
+    )
+    pairs = sum(map(len, scores.values()))
+    return Scores(scores, k, 1000 * (time.perf_counter() - start) / max(pairs, 1))
+
+
+def rerank_table(
+    retrieval: Retrieval, scores: Scores, data: MSMarcoData, depths: Sequence[int]
+) -> pd.DataFrame:
+    """MRR@10 and nDCG@10 of the bi-encoder alone (k = 0) and re-ranked at each depth k, and
+    the ms a query: retrieval, plus k times the measured ms a pair for re-ranking."""
+    rows = [(0, retrieval.run)]
+    rows += [(k, merge_reranked(retrieval.run, scores.scores, k)) for k in depths]
+    out = []
+    for k, run in rows:
+        metrics = evaluate_run(
+            run, data.qrels, ks=[10], relevance_threshold=data.relevance_threshold
+        )
+        out.append(
+            {
+                "k re-ranked": k,
+                "mrr@10": metrics["mrr@10"],
+                "ndcg@10": metrics["ndcg@10"],
+                "retrieval ms/query": retrieval.ms_per_query,
+                "re-ranking ms/query": k * scores.ms_per_pair,
+            }
+        )
+    table = pd.DataFrame(out).set_index("k re-ranked")
+    table["total ms/query"] = table["retrieval ms/query"] + table["re-ranking ms/query"]
+    return table
+
+
+def plot_mrr_vs_k(table: pd.DataFrame, ax=None, label: str = "re-ranked"):
+    """MRR@10 against the number of candidates re-ranked (k = 0: the bi-encoder alone, dotted),
+    the ms a query on a second axis."""
+    ax = new_axes(ax, figsize=(7, 3.5))
+    reranked = table.loc[table.index > 0]
+    ax.plot(reranked.index, reranked["mrr@10"], "o-", color="C0", label=label)
+    ax.axhline(table.loc[0, "mrr@10"], color="grey", ls=":", label="bi-encoder alone")
+    ax.set_xscale("log")
+    ax.set_xticks(list(reranked.index))
+    ax.set_xticklabels([str(k) for k in reranked.index])
+    ax.set_xlabel("candidates re-ranked, k")
+    ax.set_ylabel("MRR@10")
+    right = ax.twinx()
+    right.plot(reranked.index, reranked["total ms/query"], "s--", color="C1", lw=1)
+    right.set_ylabel("ms a query (retrieval + re-ranking)", color="C1")
+    right.set_ylim(bottom=0)
+    ax.legend(fontsize=8, loc="best")
+    return ax
+
+
+def first_relevant_moves(retrieval: Retrieval, reranked: Run, data: MSMarcoData) -> pd.Series:
+    """How many test queries the re-ranking moved their first relevant passage up, down, or
+    left it where it was (within the candidates; not retrieved counts as rank infinity)."""
+    from sbert_tutor.metrics import rank_documents
+
+    def first(run: Run, q: str) -> float:
+        ranking = rank_documents(run.get(q, {}))
+        grades = data.qrels.get(q, {})
+        threshold = data.relevance_threshold
+        hits = [i for i, d in enumerate(ranking, 1) if grades.get(d, 0) >= threshold]
+        return float(hits[0]) if hits else np.inf
+
+    moves = {"up": 0, "same": 0, "down": 0}
+    for q in data.queries:
+        before, after = first(retrieval.run, q), first(reranked, q)
+        moves["up" if after < before else "down" if after > before else "same"] += 1
+    return pd.Series(moves, name="queries")
+
+
+def rerank_verdict(table: pd.DataFrame, reranker: str) -> str:
+    """One sentence on what re-ranking the deepest k did to MRR@10, and the why when it hurt:
+    ``reranker`` says which cross-encoder ran (:func:`msmarco_reranker`'s words)."""
+    k = int(table.index.max())
+    before, after = float(table.loc[0, "mrr@10"]), float(table.loc[k, "mrr@10"])
+    change = after - before
+    head = f"Re-ranking the top {k} moves MRR@10 from {before:.3f} to {after:.3f} ({change:+.3f})"
+    if reranker.startswith("published"):
+        return head + (
+            ", with the published cross-encoder, trained on MS MARCO's own training set."
+        )
+    if change > 0:
+        return head + (
+            ": the cross-encoder trained here on a few hundred queries already orders the "
+            "bi-encoder's candidates better on these held-out queries. It is not the published "
+            "model, and a handful of test queries makes the size of the gain uncertain."
+        )
+    return head + (
+        f": the cross-encoder trained here ({reranker.removeprefix('trained here: ')}) does not "
+        "beat the bi-encoder. It saw a few hundred training queries with one judged passage "
+        "each (and, in this profile, only part of them), while all-MiniLM-L6-v2 was trained on "
+        "about a billion pairs and the published cross-encoder on MS MARCO's whole training "
+        "set. The training data and steps, not the architecture, are what is missing here."
+    )
+
+
+def published_reranker() -> pd.DataFrame:
+    """The published MS MARCO cross-encoder's numbers (re-ranking; labelled with their source)."""
+    from sbert_tutor.book.published import MSMARCO_CROSS_ENCODER, MSMARCO_CROSS_ENCODER_SOURCE
+
+    frame = pd.DataFrame.from_dict(
+        MSMARCO_CROSS_ENCODER,
+        orient="index",
+        columns=[
+            "ndcg@10 (TREC DL19, re-ranking)",
+            "mrr@10 (MS MARCO dev, re-ranking)",
+            "docs/s (V100)",
+        ],
+    )
+    frame["source"] = str(MSMARCO_CROSS_ENCODER_SOURCE)
+    frame.index.name = "model (published)"
+    return frame

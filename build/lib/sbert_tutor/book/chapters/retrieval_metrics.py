@@ -1,0 +1,119 @@
+"""Chapter 4, retrieval metrics: one ranking broken down measure by measure
+(:func:`ranking_breakdown`), the nDCG conventions side by side (:func:`ndcg_conventions`) and
+the measures as k grows (:func:`plot_metrics_vs_k`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from sbert_tutor.book.figures import new_axes
+from sbert_tutor.metrics import (
+    Qrels,
+    Run,
+    average_precision,
+    dcg_at_k,
+    idcg_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    rank_documents,
+)
+
+
+def plot_metrics_vs_k(
+    table: pd.DataFrame, metrics: list[str] | tuple[str, ...] | None = None, ax=None
+):
+    """Each retrieval measure as a function of the cutoff k (book chapter 4).
+
+    ``table``: one row a measure, one column a cutoff, as returned by
+    :func:`sbert_tutor.evaluation.retrieval.evaluate_retrieval`. The k axis is logarithmic.
+    """
+    ax = new_axes(ax)
+    ks = np.asarray(table.columns, dtype=float)
+    dashed = {"accuracy", "map"}  # they coincide with recall / mrr when each query has R = 1
+    for name in metrics or list(table.index):
+        ax.plot(
+            ks,
+            table.loc[name].to_numpy(dtype=float),
+            ls="--" if name in dashed else "-",
+            marker="." if len(ks) < 30 else None,
+            label=name,
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("cutoff k")
+    ax.set_ylabel("value (fraction)")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    ax.legend(fontsize=8, ncol=2)
+    return ax
+
+
+def ranking_breakdown(
+    ranking: Sequence[str], judgements: Mapping[str, int], relevance_threshold: int = 1
+) -> pd.DataFrame:
+    r"""Every quantity of the measures, rank by rank, for one ranked list (chapter 4).
+
+    Columns: ``docid``, ``grade`` :math:`g(d_i)`, ``rel`` :math:`\mathrm{rel}_i`,
+    ``P@i``, ``rel*P@i`` (the terms of AP), ``AP@i``, ``discount`` :math:`1/\log_2(i+1)`, ``gain*discount``,
+    ``DCG@i``, ``IDCG@i`` and ``nDCG@i``, each computed by :mod:`sbert_tutor.metrics`.
+    """
+    if isinstance(ranking, str):
+        raise TypeError("ranking must be a sequence of document ids, not a single string")
+    rows = []
+    for i, doc in enumerate(ranking, start=1):
+        grade = int(judgements.get(doc, 0))
+        rel = int(grade >= relevance_threshold)
+        p_i = precision_at_k(ranking, judgements, i, relevance_threshold)
+        rows.append(
+            {
+                "rank": i,
+                "docid": doc,
+                "grade": grade,
+                "rel": rel,
+                "P@i": p_i,
+                "rel*P@i": rel * p_i,
+                "AP@i": average_precision(ranking, judgements, i, relevance_threshold),
+                "discount": 1.0 / math.log2(i + 1),
+                "gain*discount": max(grade, 0) / math.log2(i + 1),
+                "DCG@i": dcg_at_k(ranking, judgements, i),
+                "IDCG@i": idcg_at_k(judgements, i),
+                "nDCG@i": ndcg_at_k(ranking, judgements, i),
+            }
+        )
+    return pd.DataFrame(rows).set_index("rank")
+
+
+def ndcg_conventions(
+    run: Run, qrels: Qrels, k: int = 10, relevance_threshold: int = 1
+) -> pd.DataFrame:
+    r"""Mean nDCG@k under the two ideal rankings, for the run and for a perfect ranking.
+
+    Rows: ``"trec"`` (IDCG from the judged grades, ``trec_eval``) and ``"all_relevant"`` (IDCG
+    as if every query had at least ``k`` relevant passages, the *Distance Dilemma* convention;
+    :func:`sbert_tutor.metrics.idcg_at_k`). Columns: ``"this run"`` and ``"perfect ranking"``
+    (the judged passages sorted by grade): the best any system can score. Mean over the queries
+    with a relevant passage (grade ``>= relevance_threshold``), as :func:`~sbert_tutor.metrics.evaluate_run`.
+    """
+    queries = [
+        q for q, docs in qrels.items() if any(g >= relevance_threshold for g in docs.values())
+    ]
+    if not queries:
+        raise ValueError(f"no query has a passage with grade >= {relevance_threshold}")
+    out = {}
+    for idcg in ("trec", "all_relevant"):
+        ours = [ndcg_at_k(rank_documents(run.get(q, {})), qrels[q], k, idcg) for q in queries]
+        best = [
+            ndcg_at_k(rank_documents({d: float(g) for d, g in qrels[q].items()}), qrels[q], k, idcg)
+            for q in queries
+        ]
+        out[idcg] = {
+            "this run": math.fsum(ours) / len(ours),
+            "perfect ranking": math.fsum(best) / len(best),
+        }
+    table = pd.DataFrame.from_dict(out, orient="index")
+    table.index.name = f"IDCG@{k}"
+    return table

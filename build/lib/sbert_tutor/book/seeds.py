@@ -1,0 +1,252 @@
+r"""Each training variant run with several seeds: mean, spread, and whether a difference is real.
+
+A short run's STSb score moves with its seed (batch order, dropout masks, the softmax head's
+initial weights). Chapters 6-11 therefore train every variant once per seed and report, over the
+:math:`n` seeds, the mean :math:`\bar x`, the sample standard deviation
+:math:`s = \sqrt{\sum_i (x_i - \bar x)^2 / (n - 1)}` (the "spread") and the range
+:math:`[\min_i x_i, \max_i x_i]`.
+
+:func:`verdict` compares two variants, or a variant with the start model, by a deliberately
+simple rule: a difference is **beyond the seed spread** when the seed ranges do not overlap
+(every seed of one scores above every seed of the other). With three seeds this is a coarse but
+honest bar; anything else is reported as *within the spread*, with no winner named.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from sbert_tutor.book.weak_start import WeakStart, load_start, start_label
+from sbert_tutor.data import STSData
+from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.provenance import provenance
+from sbert_tutor.results import Result
+from sbert_tutor.training import STSEvaluator, TrainingConfig, TrainingRecord
+from sbert_tutor.training.recipe import fit
+
+START = "start model (no training)"
+
+#: A variant: ``(loss, objective_options)`` trained on the shared data, or
+#: ``(loss, objective_options, train)`` with its own training data.
+Variant = tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], Any]
+
+
+@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
+class SeededRuns(Result):
+    """:func:`seeded_variants`: ``table`` has one row per variant (and the start model) with
+    ``mean``, ``spread`` (sample standard deviation over seeds), ``min``, ``max``, ``seeds`` and
+    ``change`` (mean minus the start model's score).
+
+    Attributes:
+        runs: one row per (variant, seed): ``spearman``, ``final_loss``, ``seconds``.
+        start: the start model's score (no training: the same for every seed).
+        start_model: the start model in words.
+        records, logs: the loss curve and training log (with provenance) of each variant's
+            first seed.
+        eval_data: which STS pairs the runs are scored on, in words.
+    """
+
+    runs: pd.DataFrame
+    start: float
+    start_model: str
+    records: dict[str, TrainingRecord]
+    logs: dict[str, dict[str, Any]]
+    eval_data: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """:func:`verdict`: ``a`` minus ``b`` in means, whether the seed ranges are apart, and a
+    sentence saying so (the chapters glue it into their prose)."""
+
+    a: str
+    b: str
+    difference: float
+    beyond_spread: bool
+    sentence: str
+
+    def __str__(self) -> str:
+        return self.sentence
+
+
+def _score(encoder: SentenceEncoder, data: STSData) -> float:
+    evaluator = STSEvaluator(data=data)
+    return float(evaluator(encoder)[evaluator.primary_metric])
+
+
+def summarize(runs: pd.DataFrame, start: float | None = None) -> pd.DataFrame:
+    """Per-variant ``mean``, ``spread`` (sample sd; NaN for one seed), ``min``, ``max`` and
+    ``seeds`` of a long frame with ``variant`` and ``spearman`` columns; with ``start``, a first
+    row for the start model and a ``change`` column (mean minus ``start``)."""
+    grouped = runs.groupby("variant", sort=False)["spearman"]
+    table = pd.DataFrame(
+        {
+            "mean": grouped.mean(),
+            "spread": grouped.std(ddof=1),
+            "min": grouped.min(),
+            "max": grouped.max(),
+            "seeds": grouped.size(),
+        }
+    )
+    if start is not None:
+        first = pd.DataFrame(
+            {"mean": [start], "spread": [0.0], "min": [start], "max": [start], "seeds": [0]},
+            index=[START],
+        )
+        table = pd.concat([first, table])
+        table["change"] = table["mean"] - start
+    table.index.name = "variant"
+    return table
+
+
+def seeded_variants(
+    model: str | WeakStart | SentenceEncoder,
+    variants: Mapping[str, Variant],
+    train: Any,
+    config: TrainingConfig,
+    eval_data: STSData,
+    *,
+    seeds: Sequence[int] = (0, 1, 2),
+    max_examples: int | None = None,
+) -> SeededRuns:
+    """Train every variant once per seed from a fresh copy of ``model``; score each on ``eval_data``.
+
+    Args:
+        model: a hub name / folder, a :class:`~sbert_tutor.book.weak_start.WeakStart`, or an
+            encoder; loaded once, and every run trains its own deep copy.
+        variants: ``{name: (loss, objective_options)}`` or ``{name: (loss, options, train)}``
+            for a variant with its own data.
+        train: the training data of the 2-tuple variants (as
+            :func:`~sbert_tutor.training.recipe.fit`).
+        config: shared settings; its ``seed`` is replaced by each of ``seeds``.
+        eval_data: the STS pairs (an ``STSData``); Spearman x100 of cosine.
+        seeds: one run per seed and variant.
+        max_examples: each run trains on a subset of this size, drawn with its seed.
+
+    Returns:
+        A :class:`SeededRuns` (table from :func:`summarize`); its ``provenance`` is the
+        evaluation's (the STS files read, the start model, the seeds); each training log keeps
+        its own.
+    """
+    seeds = list(seeds)
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct and at least one, got {seeds!r}")
+    if not variants:
+        raise ValueError("seeded_variants needs at least one variant")
+    base = load_start(model)
+    base.eval()
+    start = _score(base, eval_data)
+    rows: list[dict[str, Any]] = []
+    records: dict[str, TrainingRecord] = {}
+    logs: dict[str, dict[str, Any]] = {}
+    for name, variant in variants.items():
+        if len(variant) not in (2, 3):
+            raise ValueError(
+                f"variant {name!r} must be (loss, options) or (loss, options, train), "
+                f"got {len(variant)} items"
+            )
+        loss, options = variant[0], variant[1]
+        data = variant[2] if len(variant) == 3 else train
+        for seed in seeds:
+            run = fit(
+                copy.deepcopy(base),
+                loss,
+                data,
+                dataclasses.replace(config, seed=seed),
+                objective_options=dict(options),
+                max_examples=max_examples,
+            )
+            rows.append(
+                {
+                    "variant": name,
+                    "seed": seed,
+                    "spearman": _score(run.encoder, eval_data),
+                    "final_loss": run.record.final_loss(),
+                    "seconds": run.seconds,
+                }
+            )
+            if name not in records:
+                records[name], logs[name] = run.record, run.log
+            del run
+    runs = pd.DataFrame(rows)
+    sample = eval_data.meta.get("sample", f"all {len(eval_data)} pairs")
+    label = start_label(model) if not isinstance(model, SentenceEncoder) else model.name
+    return SeededRuns(
+        table=summarize(runs, start),
+        note=f"STSb Spearman x100 of cosine, {len(seeds)} seed(s) a variant; spread = sample sd",
+        runs=runs,
+        start=start,
+        start_model=label,
+        records=records,
+        logs=logs,
+        eval_data=f"{eval_data.name}/{eval_data.split}: {sample}",
+        provenance=provenance(data_files=eval_data.files, model=base.describe(), seeds=seeds),
+    )
+
+
+def verdict(result: SeededRuns, a: str, b: str = START) -> Verdict:
+    """Is variant ``a`` better or worse than ``b`` (another variant, or the start model) beyond
+    the seed spread? Beyond means the seed ranges do not overlap; one seed has no spread, so
+    no verdict is given."""
+    table = result.table
+    for name in (a, b):
+        if name not in table.index:
+            raise KeyError(f"{name!r} is not a row of the runs; rows: {list(table.index)}")
+    ra, rb = table.loc[a], table.loc[b]
+    difference = float(ra["mean"] - rb["mean"])
+    one_seed = int(ra["seeds"]) < 2 or (b != START and int(rb["seeds"]) < 2)
+    apart = bool(ra["min"] > rb["max"] or ra["max"] < rb["min"])
+    beyond = apart and not one_seed
+    what = "above" if difference > 0 else "below"
+    head = f"{a} scores {abs(difference):.2f} {what} {b} on average"
+    if one_seed:
+        tail = "with a single seed there is no spread to compare with, so this is no verdict"
+    elif beyond and b == START:
+        tail = f"every seed lies {what} the start model: beyond the seed spread"
+    elif beyond:
+        tail = f"every seed of it lies {what} every seed of the other: beyond the seed spread"
+    else:
+        tail = "the seed ranges overlap: the difference is within the run-to-run spread"
+    return Verdict(a, b, difference, beyond, f"{head}; {tail}.")
+
+
+def verdicts(result: SeededRuns, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """:func:`verdict` for each ``(a, b)``: one row each (``a``, ``b``, ``difference``,
+    ``beyond spread``, ``verdict``)."""
+    rows = []
+    for a, b in pairs:
+        v = verdict(result, a, b)
+        rows.append(
+            {
+                "a": a,
+                "b": b,
+                "difference": v.difference,
+                "beyond spread": v.beyond_spread,
+                "verdict": v.sentence,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def seeded_rows(
+    result: SeededRuns, metric: str, setup_prefix: str = "", baseline_setup: str | None = None
+) -> list[dict[str, Any]]:
+    """Rows ``{"setup", "metric", "value"}`` (each variant's mean over seeds) for
+    :func:`~sbert_tutor.book.reporting.measured_vs_published`; the start model's row is kept
+    only when ``baseline_setup`` names it."""
+    rows = []
+    for name, row in result.table.iterrows():
+        if name == START:
+            if baseline_setup is None:
+                continue
+            setup = baseline_setup
+        else:
+            setup = f"{setup_prefix}{name} (mean of {int(row['seeds'])} seeds)"
+        rows.append({"setup": setup, "metric": metric, "value": float(row["mean"])})
+    return rows

@@ -1,0 +1,53 @@
+"""The library's own lines on the page: a chapter shows the code that implements what it just
+derived, read from the installed source when the page is built, so the two cannot drift.
+
+``show_source(multiple_negatives_ranking)`` returns the function's source as highlighted code (an
+:class:`IPython.display.Code`, which a notebook, Colab and the built book all render). With
+``docstring=False`` the docstring is left out, so the block shows just the lines that compute.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from typing import Any
+
+from IPython.display import Code
+
+
+def source_lines(obj: Any, docstring: bool = True) -> str:
+    """The source of a function, class or method of the library, dedented; without its docstring
+    when ``docstring`` is ``False``. A name that is not a function, class or method is refused."""
+    if not (inspect.isfunction(obj) or inspect.isclass(obj) or inspect.ismethod(obj)):
+        raise TypeError(
+            f"show_source needs a function, class or method of the library, got "
+            f"{type(obj).__name__}: import the object itself (e.g. "
+            f"`from sbert_tutor.losses import supmpn`)"
+        )
+    text = textwrap.dedent(inspect.getsource(obj))
+    if docstring:
+        return text.rstrip() + "\n"
+    tree = ast.parse(text)
+    node = tree.body[0]
+    body = getattr(node, "body", [])
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        lines = text.splitlines()
+        start, end = body[0].lineno - 1, body[0].end_lineno
+        while end < len(lines) and not lines[end].strip():  # the blank line a class leaves
+            end += 1
+        text = "\n".join(lines[:start] + lines[end:])
+    return text.rstrip() + "\n"
+
+
+def show_source(obj: Any, docstring: bool = True) -> Code:
+    """``obj``'s source as highlighted Python, titled with where it lives
+    (``# sbert_tutor/losses/ranking.py``)."""
+    module = inspect.getmodule(obj)
+    path = (module.__name__ if module else "?").replace(".", "/") + ".py"
+    return Code(f"# {path}\n" + source_lines(obj, docstring), language="python")

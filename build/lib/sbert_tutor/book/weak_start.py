@@ -1,0 +1,94 @@
+r"""A weak, cheap start model for the quick profile's training chapters (6 to 11).
+
+``all-MiniLM-L6-v2`` has already been trained on about a billion sentence pairs with the very
+losses chapters 6-11 teach, so a few dozen steps of any of them barely move it. The papers start
+from ``bert-base-uncased``, which is not available to the quick profile (no hub), and a run from
+it would be far too slow on a CPU. :class:`WeakStart` is the book's stand-in: the token
+embeddings and the **first** ``layers`` transformer layers of ``all-MiniLM-L6-v2``, the rest of
+its layers dropped. Its mean-pooled embeddings are close to averaged token embeddings (the
+"avg. embeddings" row of SBERT's Table 1) with a little context mixed in by the kept layer(s),
+so it scores far below the full model on STSb and has room to learn; and a one-layer model
+trains several times faster per step than the six-layer one.
+
+Honest limits: the kept layer and the embeddings are still MiniLM's, which was distilled from a
+larger model and then trained contrastively, so this is *not* BERT-base and its numbers are not
+the papers'. The chapters say so next to every table. The ``t4`` profile starts from the
+pre-trained MiniLM, the ``paper`` profile from the papers' start models
+(:mod:`sbert_tutor.book.sizes`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the encoder (torch) loads only when a model does
+    from sbert_tutor.encoder import SentenceEncoder
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True)
+class WeakStart:
+    """``base`` cut to its first ``layers`` transformer layers (embeddings, pooling and
+    normalisation kept).
+
+    Example:
+        >>> WeakStart(layers=1).label
+        'all-MiniLM-L6-v2, first 1 layer'
+    """
+
+    layers: int = 1
+    base: str = MINILM
+
+    def __post_init__(self) -> None:
+        if isinstance(self.layers, bool) or int(self.layers) != self.layers or self.layers < 0:
+            raise ValueError(f"WeakStart: layers must be an integer >= 0, got {self.layers!r}")
+
+    @property
+    def label(self) -> str:
+        """The start model in words (used as its name in every log and table)."""
+        short = self.base.rsplit("/", 1)[-1]
+        unit = "layer" if self.layers == 1 else "layers"
+        return f"{short}, first {self.layers} {unit}"
+
+    def load(self) -> SentenceEncoder:
+        """A fresh copy: ``base`` loaded, then every layer from ``layers`` on removed.
+
+        Raises:
+            ValueError: ``base`` has fewer than ``layers`` layers.
+        """
+        import torch.nn as nn
+
+        from sbert_tutor.encoder import SentenceEncoder
+
+        encoder = SentenceEncoder.from_pretrained(self.base)
+        stack = encoder.model.encoder.layer
+        if self.layers > len(stack):
+            raise ValueError(
+                f"WeakStart: {self.base} has {len(stack)} transformer layers, cannot keep "
+                f"{self.layers}; choose layers <= {len(stack)}"
+            )
+        encoder.model.encoder.layer = nn.ModuleList(list(stack)[: self.layers])
+        encoder.model.config.num_hidden_layers = self.layers
+        encoder.name = self.label
+        return encoder
+
+
+def load_start(model: Any) -> SentenceEncoder:
+    """A fresh encoder from a hub name / folder, a :class:`WeakStart` or any start with a
+    ``load()`` (e.g. :class:`sbert_tutor.book.sizes.Start`, a name with its pooling); an encoder
+    is returned as it is."""
+    from sbert_tutor.encoder import SentenceEncoder
+
+    if isinstance(model, SentenceEncoder):
+        return model
+    if hasattr(model, "load"):
+        return model.load()
+    return SentenceEncoder.from_pretrained(model)
+
+
+def start_label(model: Any) -> str:
+    """How a start model is named in the chapters' tables (its ``label`` when it has one)."""
+    label = getattr(model, "label", None)
+    return label if isinstance(label, str) else str(model).rsplit("/", 1)[-1]

@@ -1,0 +1,109 @@
+"""The ``sbert-tutor`` command line: thin over the library, one module per subcommand.
+
+::
+
+    sbert-tutor eval-sts --model NAME_OR_PATH --tasks all|sts12,stsb,... [--aggregation all] [--json PATH]
+    sbert-tutor eval-ir  --model NAME_OR_PATH --dataset trec-dl19 [--ks 1,5,10] [--json PATH]
+    sbert-tutor train    --model NAME_OR_PATH --loss cosine --train stsb --out DIR
+
+``sbert-tutor COMMAND --help`` shows every option with its default and examples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from sbert_tutor import __version__
+from sbert_tutor.commands import eval_ir, eval_sts, eval_transfer, train
+
+#: Subcommand modules, each with ``register(subparsers)``; add new commands here.
+COMMANDS = [eval_sts, eval_ir, eval_transfer, train]
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+#: Examples shown at the end of each subcommand's ``--help``.
+EXAMPLES = {
+    "eval-sts": [
+        f"sbert-tutor eval-sts --model {MODEL} --tasks all --json sts.json",
+        f"sbert-tutor eval-sts --model {MODEL} --tasks sts12,sts13 --aggregation wmean "
+        "--variant senteval_tok",
+        "sbert-tutor eval-sts --model ./my-model --tasks stsb --split dev",
+    ],
+    "eval-ir": [
+        f"sbert-tutor eval-ir --model {MODEL} --dataset trec-dl19",
+        f"sbert-tutor eval-ir --model {MODEL} --dataset msmarco-dev-subset --ks 1,10,100 "
+        "--json ir.json",
+    ],
+    "eval-transfer": [
+        f"sbert-tutor eval-transfer --model {MODEL} --tasks all --json transfer.json",
+        f"sbert-tutor eval-transfer --model {MODEL} --tasks mr,trec --max-items 400 --kfold 5",
+        f"sbert-tutor eval-transfer --model {MODEL} --tasks cr --classifier lbfgs",
+    ],
+    "train": [
+        f"sbert-tutor train --model {MODEL} --loss cosine --train stsb --out m --max-steps 100",
+        "sbert-tutor train --model bert-base-uncased --loss mnrl --train nli --batch-size 64 --out m",
+        "sbert-tutor train --model ./m --loss cosine --train my_pairs.tsv --score-range 0 1 --out m2",
+    ],
+}
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Shows each option's default (when it has one worth showing); keeps the examples' lines."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if not _shows_default(action) or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)".strip()
+
+
+def _shows_default(action: argparse.Action) -> bool:
+    default = action.default
+    return bool(action.option_strings) and default not in (None, False, argparse.SUPPRESS)
+
+
+def _with_defaults(parser: argparse.ArgumentParser) -> None:
+    """Give every option without help a line, so that its default is shown."""
+    for action in parser._actions:
+        if action.help is None and _shows_default(action):
+            action.help = "(default: %(default)s)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sbert-tutor",
+        description="Sentence-BERT from first principles: evaluate and train sentence encoders.",
+        epilog="Run `sbert-tutor COMMAND --help` for a command's options, defaults and examples.",
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"sbert-tutor {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log where models and data come from"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(sub)
+    for name, sub_parser in sub.choices.items():
+        sub_parser.formatter_class = HelpFormatter
+        _with_defaults(sub_parser)
+        if name in EXAMPLES and not sub_parser.epilog:
+            sub_parser.epilog = "examples:\n" + "\n".join(f"  {e}" for e in EXAMPLES[name])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"
+    )
+    try:
+        return int(args.func(args))
+    except (ValueError, FileNotFoundError, OSError, NotImplementedError) as exc:
+        print(f"sbert-tutor: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per ``sbert-tutor`` subcommand; each exposes ``register(subparsers)``."""

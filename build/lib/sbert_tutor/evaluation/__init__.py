@@ -1,0 +1,30 @@
+"""Evaluators: encoder + data + metrics -> typed results (a tidy table with provenance)."""
+
+from sbert_tutor.evaluation.retrieval import (
+    MSMarcoResult,
+    RetrievalResult,
+    evaluate_msmarco,
+    evaluate_retrieval,
+)
+from sbert_tutor.evaluation.sts import (
+    AGGREGATIONS,
+    STSResult,
+    evaluate_sts,
+    evaluate_sts_details,
+    results_table,
+)
+from sbert_tutor.evaluation.transfer import TransferResult, evaluate_transfer
+
+__all__ = [
+    "AGGREGATIONS",
+    "MSMarcoResult",
+    "RetrievalResult",
+    "STSResult",
+    "TransferResult",
+    "evaluate_msmarco",
+    "evaluate_retrieval",
+    "evaluate_sts",
+    "evaluate_sts_details",
+    "evaluate_transfer",
+    "results_table",
+]

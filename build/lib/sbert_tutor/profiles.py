@@ -1,0 +1,101 @@
+"""Three profiles, one code path: ``quick``, ``t4`` and ``paper``.
+
+* ``quick``: small *real* subsets, a few minutes a chapter on a laptop-class CPU. CI and the book
+  build use it. Its numbers are labelled "quick" everywhere and are never presented as paper
+  reproductions.
+* ``t4``: one T4-class GPU (16 GB, fp16 tensor cores, no bf16), the GPU a reader gets on Colab.
+  Sized so that a chapter takes at most about 10 minutes there and the whole book at most 90,
+  from a start model a reader can download; training runs in fp16 mixed precision. Larger than
+  ``quick``, still not a reproduction of any paper.
+* ``paper``: each chapter's run is its paper's own setup (start model, pooling, data, batch size,
+  epochs, learning rate, ...), as far as the library and the hub allow; what still differs, and
+  why, is computed by :func:`sbert_tutor.book.deviations.deviations`. Hours of GPU time: chosen
+  only when asked for.
+
+The profile is ``SBERT_TUTOR_PROFILE`` when set, else ``t4`` when CUDA is available, else
+``quick``; ``paper`` is never chosen by itself. Results record the profile's *name*
+(:mod:`sbert_tutor.provenance`); how big each chapter's data and runs are under each profile is
+the book's business (:mod:`sbert_tutor.book.sizes`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from sbert_tutor.settings import PROFILE_ENV
+from sbert_tutor.validation import check_choice
+
+#: The profile names, smallest first.
+PROFILES = ("quick", "t4", "paper")
+#: The profile chosen when CUDA is available and ``SBERT_TUTOR_PROFILE`` is unset.
+GPU_PROFILE = "t4"
+#: Names that were profiles once, and what to use instead.
+RETIRED = {
+    "full": "'full' was removed (it was neither the papers' setups nor sized for a GPU): "
+    "use 't4' (one T4-class GPU, about 10 minutes a chapter) or 'paper' (each paper's own "
+    "setup, hours of GPU time)",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The profile in use and why (``SBERT_TUTOR_PROFILE``, or whether CUDA is available)."""
+
+    name: str
+    reason: str
+
+    @property
+    def is_quick(self) -> bool:
+        return self.name == "quick"
+
+    @property
+    def is_paper(self) -> bool:
+        return self.name == "paper"
+
+    @property
+    def label(self) -> str:
+        """How results of this profile are labelled in tables and plots, saying what it is.
+
+        ``"quick (CPU, small subsets; not a paper reproduction)"`` (``GPU`` where CUDA is
+        available: the encoders then run there), ``"t4 (one T4-class GPU, fp16, ~10 minutes a
+        chapter; not a paper reproduction)"`` or ``"paper (each paper's own setup; deviations
+        listed)"``.
+        """
+        if self.name == "t4":
+            return "t4 (one T4-class GPU, fp16, ~10 minutes a chapter; not a paper reproduction)"
+        if self.name == "paper":
+            return "paper (each paper's own setup; deviations listed)"
+        import torch
+
+        where = "GPU" if torch.cuda.is_available() else "CPU"
+        return f"quick ({where}, small subsets; not a paper reproduction)"
+
+
+def check_profile(name: str) -> str:
+    """``name`` lower-cased if it is a profile; else ``ValueError`` naming the choices (and, for
+    a retired name such as ``full``, what replaced it)."""
+    key = str(name).strip().lower()
+    if key in RETIRED:
+        raise ValueError(
+            f"unknown profile {name!r}; valid names: {', '.join(PROFILES)}. {RETIRED[key]}."
+        )
+    return check_choice(name, PROFILES, "profile", key=key, other=f" (set {PROFILE_ENV})")
+
+
+def get_profile(name: str | None = None) -> Profile:
+    """Resolve the profile: explicit ``name`` > ``SBERT_TUTOR_PROFILE`` > ``t4`` when CUDA is
+    available > ``quick``. ``paper`` only when asked for by name."""
+    if name is None:
+        env = os.environ.get(PROFILE_ENV, "").strip().lower()
+        if env:
+            name, reason = env, f"{PROFILE_ENV}={env}"
+        else:
+            import torch
+
+            cuda = torch.cuda.is_available()
+            name = GPU_PROFILE if cuda else "quick"
+            reason = "CUDA is available" if cuda else "no CUDA device"
+    else:
+        reason = "chosen explicitly"
+    return Profile(check_profile(name), reason)

@@ -1,0 +1,143 @@
+"""How every result is recorded: enough to tell later how a number was made.
+
+``provenance()`` returns a JSON-ready dict: git commit, package versions, hardware, profile, the
+sha256 of every data file read, the model settings and a UTC timestamp. Every table the book
+shows carries one, and every results file stores one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from sbert_tutor.profiles import get_profile
+from sbert_tutor.settings import data_label
+
+_PACKAGES = (
+    "sbert-tutor",
+    "torch",
+    "transformers",
+    "numpy",
+    "scipy",
+    "pandas",
+    "sentence-transformers",
+)
+
+
+@lru_cache(maxsize=256)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256_file(path: str | Path) -> str:
+    """sha256 of a file (memoised on path, size and modification time)."""
+    stat = os.stat(path)
+    return _sha256_cached(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+def commit_label(provenance: dict[str, Any]) -> str:
+    """The commit a result was made at, as tables show it: the first 12 hex digits of
+    ``provenance["git"]["sha"]``, with ``" (dirty)"`` when the tree had uncommitted changes."""
+    git = provenance.get("git") or {}
+    return str(git.get("sha", ""))[:12] + (" (dirty)" if git.get("dirty") else "")
+
+
+def git_info(start: str | Path | None = None) -> dict[str, Any]:
+    """Commit and dirty flag of the repository holding ``start`` (default: this package)."""
+    where = Path(start) if start else Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=where, capture_output=True, text=True, timeout=10, check=True
+        )
+        return done.stdout.strip()
+
+    try:
+        sha = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return {"sha": sha, "dirty": bool(dirty)}
+    except (OSError, subprocess.SubprocessError):
+        return {"sha": "unknown (not a git checkout)", "dirty": None}
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of the packages that shape the numbers."""
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def hardware() -> dict[str, Any]:
+    """CPU, thread count and GPU (if any)."""
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }
+    try:
+        import torch
+
+        info["torch_threads"] = torch.get_num_threads()
+        if torch.cuda.is_available():
+            info["device"] = "cuda"
+            info["gpu"] = torch.cuda.get_device_name(0)
+        else:
+            info["device"] = "cpu"
+    except ImportError:  # pragma: no cover
+        info["device"] = "cpu"
+    return info
+
+
+def provenance(
+    profile: str | None = None,
+    data_files: Iterable[str | Path] = (),
+    model: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A JSON-ready record of how a result was made.
+
+    Args:
+        profile: ``"quick"``, ``"t4"`` or ``"paper"`` (``None``: resolved as
+            :func:`sbert_tutor.profiles.get_profile`).
+        data_files: every local data file read; each is hashed (sha256) and named by
+            :func:`sbert_tutor.settings.data_label` (relative to the data folder).
+        model: the encoder's settings (``SentenceEncoder.describe()``).
+        **extra: anything else worth keeping (command line, seeds, sizes).
+    """
+    if profile is None:
+        profile = get_profile().name
+    files = {data_label(f): Path(f) for f in data_files}
+    return {
+        "git": git_info(),
+        "packages": package_versions(),
+        "hardware": hardware(),
+        "profile": profile,
+        "data_files": {label: sha256_file(files[label]) for label in sorted(files)},
+        "model": model,
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **extra,
+    }
+
+
+def hardware_label() -> str:
+    """A short description of where this runs, e.g. ``"CPU, 2 threads"`` or ``"NVIDIA T4"``."""
+    info = hardware()
+    if info.get("device") == "cuda":
+        return str(info["gpu"])
+    return f"CPU, {info.get('torch_threads', info['cpu_count'])} threads"

@@ -1,0 +1,97 @@
+"""Training encoders and cross-encoders: one trainer, pluggable objectives, reproducible runs.
+
+* :mod:`.objectives` -- how a batch of examples becomes a loss (cosine, softmax, triplet, mnrl,
+  supmpn, ce_score, contrastive; ce_bce and ce_mse for a cross-encoder), each calling a pure
+  function of :mod:`sbert_tutor.losses`;
+  :data:`~.objectives.OBJECTIVES` is the registry of loss names (add one with
+  :func:`~.objectives.register_objective`);
+* :mod:`.recipe` -- :func:`~.recipe.fit`: (model, loss, data) -> trained encoder and its log;
+* :mod:`.examples` -- the user's data (lists, DataFrames, ``datasets.Dataset``, STS/NLI records)
+  checked and turned into rows of texts + labels;
+* :mod:`.samplers` -- smart batching (length buckets) and no-duplicates batches;
+* :mod:`.schedules` -- linear warm-up + linear decay;
+* :mod:`.trainer` -- the loop: AdamW, clipping, AMP on CUDA, evaluation, loss-curve record;
+* :mod:`.checkpoint` -- seeds, RNG states, save / resume;
+* :mod:`.evaluator` -- STS Spearman during training.
+"""
+
+from sbert_tutor.training.checkpoint import (
+    list_checkpoints,
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+    set_seed,
+)
+from sbert_tutor.training.config import TrainingConfig
+from sbert_tutor.training.evaluator import STSEvaluator
+from sbert_tutor.training.examples import Examples, to_examples
+from sbert_tutor.training.objectives import (
+    OBJECTIVES,
+    CEScoreObjective,
+    ContrastiveObjective,
+    CosineObjective,
+    CrossEncoderBCEObjective,
+    CrossEncoderMSEObjective,
+    MNRLObjective,
+    Objective,
+    SoftmaxObjective,
+    SupMPNObjective,
+    TripletObjective,
+    embed_rows,
+    make_objective,
+    objective_class,
+    pair_lengths,
+    register_objective,
+    score_rows,
+    token_lengths,
+)
+from sbert_tutor.training.record import TrainingRecord
+from sbert_tutor.training.samplers import (
+    LengthBucketBatchSampler,
+    NoDuplicatesBatchSampler,
+    length_bucketed_batches,
+)
+from sbert_tutor.training.schedules import lr_multiplier, make_scheduler, warmup_steps_for
+from sbert_tutor.training.trainer import Trainer, clip_gradients, gradient_norm
+
+__all__ = [
+    "OBJECTIVES",
+    "CEScoreObjective",
+    "ContrastiveObjective",
+    "CosineObjective",
+    "CrossEncoderBCEObjective",
+    "CrossEncoderMSEObjective",
+    "Examples",
+    "LengthBucketBatchSampler",
+    "MNRLObjective",
+    "NoDuplicatesBatchSampler",
+    "Objective",
+    "STSEvaluator",
+    "SoftmaxObjective",
+    "SupMPNObjective",
+    "Trainer",
+    "TrainingConfig",
+    "TrainingRecord",
+    "TripletObjective",
+    "clip_gradients",
+    "embed_rows",
+    "gradient_norm",
+    "length_bucketed_batches",
+    "list_checkpoints",
+    "load_checkpoint",
+    "lr_multiplier",
+    "make_objective",
+    "objective_class",
+    "register_objective",
+    "make_scheduler",
+    "pair_lengths",
+    "rng_state",
+    "save_checkpoint",
+    "score_rows",
+    "set_rng_state",
+    "set_seed",
+    "to_examples",
+    "token_lengths",
+    "warmup_steps_for",
+]

@@ -1,0 +1,147 @@
+"""One call from (model, loss, data) to a trained encoder with its log: the CLI and the chapters share it.
+
+:func:`fit` loads the encoder (unless given one), builds the objective from the registry
+(:data:`~sbert_tutor.training.objectives.OBJECTIVES`), prepares the examples, trains with
+:class:`~sbert_tutor.training.trainer.Trainer` and returns a :class:`TrainRun` whose ``log``
+holds the settings, the loss curve, timing and provenance. Nothing here depends on which loss
+it is: the objective class says what data it reads and what options the data implies.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sbert_tutor.cross_encoder import CrossEncoder
+from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.provenance import provenance
+from sbert_tutor.stats import seeded_subset
+from sbert_tutor.training.checkpoint import set_seed
+from sbert_tutor.training.config import TrainingConfig
+from sbert_tutor.training.evaluator import STSEvaluator
+from sbert_tutor.training.objectives import Objective, objective_class
+from sbert_tutor.training.record import TrainingRecord
+from sbert_tutor.training.sources import load_training_data
+from sbert_tutor.training.trainer import Trainer
+
+
+@dataclass
+class TrainRun:
+    """A finished training run."""
+
+    encoder: SentenceEncoder | CrossEncoder
+    objective: Objective
+    record: TrainingRecord
+    seconds: float
+    log: dict[str, Any] = field(default_factory=dict)
+
+
+def fit(
+    model: str | SentenceEncoder | CrossEncoder,
+    loss: str,
+    train: str | Any,
+    config: TrainingConfig | None = None,
+    *,
+    objective_options: dict[str, Any] | None = None,
+    max_examples: int | None = None,
+    eval_task: str | None = None,
+    resume_from: str | None = None,
+    device: str | None = None,
+    **provenance_extra: Any,
+) -> TrainRun:
+    """Train ``model`` with ``loss`` on ``train``.
+
+    Args:
+        model: a hub name / folder, or a :class:`~sbert_tutor.encoder.SentenceEncoder` (trained in
+            place); for a cross-encoder loss a :class:`~sbert_tutor.cross_encoder.CrossEncoder`
+            (a name is loaded with :meth:`~sbert_tutor.cross_encoder.model.CrossEncoder.from_pretrained`, a new one-logit head
+            where the folder has none).
+        loss: a registered objective (:data:`~sbert_tutor.training.objectives.OBJECTIVES`):
+            ``cosine``, ``softmax``, ``triplet``, ``mnrl``, ``supmpn``, ``ce_score``,
+            ``contrastive``, the cross-encoder losses ``ce_bce`` and ``ce_mse``, or your own.
+        train: a named set (``stsb``, ``sick``, ``nli``, ...), a file path, or your own data
+            (list of tuples/dicts, DataFrame, ``DataTable``, ``datasets.Dataset``, STS/NLI
+            records).
+        config: optimisation settings (AdamW, warm-up, clipping, seed, ...).
+        objective_options: the objective's options (``features=``, ``scale=``, ``margin=``,
+            ``score_range=``, ``hard_negatives=``, ``num_positives=`` ...; see its class).
+        max_examples: train on a seeded random subset of this size (the quick profile's knob).
+        eval_task: an STS task whose dev split is evaluated during training (``None``: no evaluation).
+
+    Example (a cross-encoder on 0/1 relevance labels):
+        >>> run = fit("sentence-transformers/all-MiniLM-L6-v2", "ce_bce",
+        ...           [("what is a cat?", "A cat is a small feline.", 1),
+        ...            ("what is a cat?", "Paris is in France.", 0)])  # doctest: +SKIP
+        >>> run.encoder.rank("what is a cat?", ["Paris is in France.", "Cats purr."])  # doctest: +SKIP
+    """
+    config = config or TrainingConfig()
+    cls = objective_class(loss)
+    misplaced = sorted(set(provenance_extra) & set(cls.option_defaults()))
+    if misplaced:
+        given = ", ".join(f"{k!r}: {provenance_extra[k]!r}" for k in misplaced)
+        raise TypeError(
+            f"{', '.join(misplaced)} is an option of the {loss!r} loss: pass it as "
+            f"objective_options={{{given}}} (extra keywords of fit are recorded as provenance)"
+        )
+    options = dict(objective_options or {})
+    data = (
+        load_training_data(train, cls, options, seed=config.seed)
+        if isinstance(train, str)
+        else train
+    )
+    options = cls.options_from_data(data, options)
+    model_class = CrossEncoder if cls.model_kind == "cross-encoder" else SentenceEncoder
+    if isinstance(model, (SentenceEncoder, CrossEncoder)):
+        encoder = model
+    else:
+        set_seed(config.seed)  # a cross-encoder's new classification head is drawn at load
+        encoder = model_class.from_pretrained(model, device=device)
+    base_model = encoder.describe()
+    set_seed(config.seed)  # before the objective: the softmax head's initial weights
+    dim = encoder.embedding_dim if isinstance(encoder, SentenceEncoder) else None
+    objective = cls.create(dim, **options)
+    objective.check_model(encoder)
+    examples = objective.prepare(data)
+    if max_examples is not None and max_examples < len(examples):
+        examples = examples.subset(seeded_subset(len(examples), max_examples, config.seed))
+    evaluator = STSEvaluator(eval_task, "dev") if eval_task else None
+    trainer = Trainer(encoder, objective, examples, config, evaluator)
+    start = time.perf_counter()
+    record = trainer.train(resume_from=resume_from)
+    seconds = time.perf_counter() - start
+    files = [*examples.files, *(evaluator.files if evaluator else ())]
+    log = {
+        "base_model": base_model,
+        "loss": objective.settings(),
+        "train_data": {
+            "source": examples.source,
+            "examples": len(examples),
+            "columns": list(examples.columns),
+        },
+        "config": config.to_dict(),
+        "precision": {"amp": trainer.amp or "fp32", "bucket": trainer.bucket},
+        "total_steps": trainer.total_steps,
+        "warmup_steps": trainer.warmup_steps,
+        "steps_done": trainer.step,
+        "train_seconds": seconds,
+        "evaluator": None if evaluator is None else evaluator.primary_metric,
+        "loss_curve": record.to_dict(),
+        "provenance": provenance(
+            data_files=files, model=encoder.describe(), seed=config.seed, **provenance_extra
+        ),
+    }
+    encoder.training_history.append(history_entry(log, record))
+    return TrainRun(encoder=encoder, objective=objective, record=record, seconds=seconds, log=log)
+
+
+def history_entry(log: dict[str, Any], record: TrainingRecord) -> dict[str, Any]:
+    """What ``SentenceEncoder.training_history`` keeps of a run (for the model card): the
+    log without the loss curve and the provenance, plus the final loss (mean of the last 10
+    steps) and the evaluation points."""
+    entry = {k: v for k, v in log.items() if k not in ("loss_curve", "provenance")}
+    final = record.final_loss()
+    entry["final_loss"] = None if final != final else final  # NaN: no step logged a loss
+    entry["evals"] = [dict(e) for e in record.evals]
+    entry["finished"] = log["provenance"]["timestamp"]
+    return entry
