@@ -226,9 +226,11 @@ def main(argv: list[str] | None = None) -> int:
                 "provenance": provenance(
                     data_files=data.files,
                     model=meta["model"],
-                    command=sys.argv,
-                    faiss=faiss.__version__,
-                    faiss_threads=args.threads,
+                    extra={
+                        "command": sys.argv,
+                        "faiss": faiss.__version__,
+                        "faiss_threads": args.threads,
+                    },
                 ),
             },
         )

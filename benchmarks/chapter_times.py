@@ -144,7 +144,9 @@ def make_record(
         "chapters": dict(sorted(chapters.items())),
         "seconds": sum(e["seconds"] or 0.0 for e in chapters.values()),
         "provenance": provenance(
-            profile=profile, data_files=_data_files(), command=[sys.argv[0], *sys.argv[1:]]
+            profile=profile,
+            data_files=_data_files(),
+            extra={"command": [sys.argv[0], *sys.argv[1:]]},
         ),
     }
 

@@ -154,8 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                 profile="none",
                 data_files=sorted({str(f) for f in (*data.files, *sts.files)}),
                 model=encoder.describe(),
-                command=["python", *sys.argv],
-                threads=args.threads,
+                extra={"command": ["python", *sys.argv], "threads": args.threads},
             ),
         }
         print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)

@@ -259,9 +259,11 @@ def main(argv: list[str] | None = None) -> int:
                 "provenance": provenance(
                     data_files=files,
                     model=settings["model"],
-                    command=sys.argv,
-                    native_bf16=settings["native_bf16"],
-                    openvino=openvino.__version__.split("-")[0],
+                    extra={
+                        "command": sys.argv,
+                        "native_bf16": settings["native_bf16"],
+                        "openvino": openvino.__version__.split("-")[0],
+                    },
                 ),
             },
         )

@@ -347,7 +347,7 @@ def run_gpu_preset(args: argparse.Namespace) -> int:
             criteria=criteria(rows, firsts),
             data_files=sorted(files),
             provenance=provenance(
-                data_files=sorted(files), model=encoder.describe(), command=sys.argv
+                data_files=sorted(files), model=encoder.describe(), extra={"command": sys.argv}
             ),
         )
         write_json(out_path, record)
@@ -523,7 +523,9 @@ def run_compare_preset(args: argparse.Namespace) -> int:
             "repeats": args.repeats,
             "results": table.to_dict(orient="records"),
             "ratios": ratios.reset_index().to_dict(orient="records"),
-            "provenance": provenance(data_files=files, model=ours.describe(), command=sys.argv),
+            "provenance": provenance(
+                data_files=files, model=ours.describe(), extra={"command": sys.argv}
+            ),
         }
         print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
     if worst > 1e-4:

@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             "benchmark": "search",
             "args": vars(args),
             "results": rows,
-            "provenance": provenance(command=sys.argv),
+            "provenance": provenance(extra={"command": sys.argv}),
         }
         print(f"wrote {write_json(args.json, payload)}", file=sys.stderr)
     return 0

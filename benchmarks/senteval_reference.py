@@ -176,8 +176,13 @@ def main(argv: list[str] | None = None) -> int:
         # how this record was put together; how each part was made is under "runs"
         merged["provenance"] = provenance(
             profile=merged["runs"][0]["provenance"].get("profile"),
-            command=["benchmarks/senteval_reference.py", *(sys.argv[1:] if argv is None else argv)],
-            merged_from=[Path(p).name for p in args.merge],
+            extra={
+                "command": [
+                    "benchmarks/senteval_reference.py",
+                    *(sys.argv[1:] if argv is None else argv),
+                ],
+                "merged_from": [Path(p).name for p in args.merge],
+            },
         )
         write_json(args.json, merged)
         print(f"wrote {args.json}", file=sys.stderr)
@@ -238,8 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             "provenance": provenance(
                 data_files=files,
                 model=encoder.describe(),
-                command=sys.argv,
-                shims=cpu_shims.__doc__,
+                extra={"command": sys.argv, "shims": cpu_shims.__doc__},
             ),
         }
         if args.json:  # after every task, so a long run keeps what it has

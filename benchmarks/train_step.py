@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
             "runs": rows,
             "criteria": checks,
             "bar": BAR,
-            "provenance": provenance(data_files=files, command=sys.argv),
+            "provenance": provenance(data_files=files, extra={"command": sys.argv}),
         }
         if single is not None:  # the single-run layout of earlier results files
             payload["results"] = {

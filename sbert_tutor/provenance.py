@@ -11,7 +11,7 @@ import hashlib
 import os
 import platform
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
@@ -108,7 +108,7 @@ def provenance(
     profile: str | None = None,
     data_files: Iterable[str | Path] = (),
     model: dict[str, Any] | None = None,
-    **extra: Any,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A JSON-ready record of how a result was made.
 
@@ -118,12 +118,16 @@ def provenance(
         data_files: every local data file read; each is hashed (sha256) and named by
             :func:`sbert_tutor.settings.data_label` (relative to the data folder).
         model: the encoder's settings (``SentenceEncoder.describe()``).
-        **extra: anything else worth keeping (command line, seeds, sizes).
+        extra: anything else worth keeping (command line, seeds, sizes), as a mapping, e.g.
+            ``extra={"command": sys.argv}``; its entries are stored next to the others.
+
+    Raises:
+        ValueError: a key of ``extra`` would replace one of the record's own entries.
     """
     if profile is None:
         profile = get_profile().name
     files = {data_label(f): Path(f) for f in data_files}
-    return {
+    record = {
         "git": git_info(),
         "packages": package_versions(),
         "hardware": hardware(),
@@ -131,8 +135,15 @@ def provenance(
         "data_files": {label: sha256_file(files[label]) for label in sorted(files)},
         "model": model,
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        **extra,
     }
+    extra = dict(extra or {})
+    clash = sorted(set(extra) & set(record))
+    if clash:
+        raise ValueError(
+            f"provenance extra={{...}} has {', '.join(map(repr, clash))}, which the record sets "
+            "itself: pass profile=, data_files= or model= for those, or use another key"
+        )
+    return {**record, **extra}
 
 
 def hardware_label() -> str:

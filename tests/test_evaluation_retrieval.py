@@ -143,6 +143,17 @@ def test_query_selection_threshold_and_missing_texts():
         select_queries({"q9": "x"}, qrels)
 
 
+def test_evaluate_retrieval_refuses_unknown_keywords_and_keeps_given_provenance():
+    encoder, queries, corpus, qrels = _toy()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'k'"):
+        evaluate_retrieval(encoder, queries, corpus, qrels, k=3, show_progress_bar=False)
+    result = evaluate_retrieval(
+        encoder, queries, corpus, qrels, show_progress_bar=False, provenance={"dataset": "toy"}
+    )
+    assert result.provenance["dataset"] == "toy"
+    assert result.provenance["retrieval"]["ks"] == [1, 5, 10]
+
+
 def test_bad_corpus_type():
     encoder, queries, _, qrels = _toy()
     with pytest.raises(TypeError, match="mapping or a StreamedCorpus"):

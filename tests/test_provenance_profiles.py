@@ -15,13 +15,21 @@ from sbert_tutor.settings import data_label
 def test_provenance_hashes_files(tmp_path):
     f = tmp_path / "data.tsv"
     f.write_bytes(b"a\tb\n1\t2\n")
-    record = provenance(profile="quick", data_files=[f], model={"name": "m"}, seed=3)
+    record = provenance(profile="quick", data_files=[f], model={"name": "m"}, extra={"seed": 3})
     assert record["data_files"] == {str(f): hashlib.sha256(b"a\tb\n1\t2\n").hexdigest()}
     assert record["profile"] == "quick" and record["seed"] == 3 and record["model"] == {"name": "m"}
     assert record["packages"]["torch"] and record["hardware"]["cpu_count"] >= 1
     assert len(record["git"]["sha"]) == 40 or record["git"]["sha"].startswith("unknown")
     f.write_bytes(b"changed")
     assert sha256_file(f) == hashlib.sha256(b"changed").hexdigest()
+
+
+def test_provenance_takes_extra_entries_only_as_a_mapping():
+    with pytest.raises(TypeError, match="seed"):
+        provenance(profile="quick", seed=3)  # a stray keyword is Python's error, never stored
+    with pytest.raises(ValueError, match="'timestamp'.*record sets itself"):
+        provenance(profile="quick", extra={"timestamp": "yesterday"})
+    assert provenance(profile="quick", extra={"command": ["x"]})["command"] == ["x"]
 
 
 def test_data_files_are_named_relative_to_their_folder(tmp_path, monkeypatch):

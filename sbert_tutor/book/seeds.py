@@ -186,7 +186,9 @@ def seeded_variants(
         records=records,
         logs=logs,
         eval_data=f"{eval_data.name}/{eval_data.split}: {sample}",
-        provenance=provenance(data_files=eval_data.files, model=base.describe(), seeds=seeds),
+        provenance=provenance(
+            data_files=eval_data.files, model=base.describe(), extra={"seeds": seeds}
+        ),
     )
 
 

@@ -47,8 +47,7 @@ def run(args: argparse.Namespace) -> int:
         corpus_chunk_size=args.corpus_chunk_size,
         relevance_threshold=threshold,
         data_files=data.files,
-        dataset=data.describe(),
-        notes=list(data.notes),
+        provenance={"dataset": data.describe(), "notes": list(data.notes)},
     )
     results = result.results
     print(f"{data.name} ({data.corpus_name} corpus): {result.note}")

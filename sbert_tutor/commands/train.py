@@ -120,7 +120,7 @@ def _train(args: argparse.Namespace) -> int:
         max_examples=args.max_examples,
         eval_task=args.eval_task if args.eval_steps else None,
         resume_from=args.resume,
-        command=sys.argv,
+        provenance={"command": sys.argv},
     )
     if distributed.rank() != 0:  # under torchrun, process 0 writes the model and the log
         return 0

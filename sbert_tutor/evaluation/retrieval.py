@@ -58,7 +58,7 @@ from tqdm.auto import tqdm
 from sbert_tutor.data.msmarco import MSMarcoData, load_msmarco
 from sbert_tutor.embedding import Encoder, encode_texts
 from sbert_tutor.metrics import METRIC_NAMES, Qrels, Run, evaluate_run, run_from_topk
-from sbert_tutor.provenance import provenance
+from sbert_tutor.provenance import provenance as make_provenance
 from sbert_tutor.results import Result
 
 __all__ = [
@@ -472,7 +472,7 @@ def evaluate_retrieval(
     show_progress_bar: bool | None = None,
     device: Any = None,
     data_files: Iterable[str | Path] = (),
-    **provenance_extra: Any,
+    provenance: Mapping[str, Any] | None = None,
 ) -> RetrievalResult:
     r"""Retrieve with an encoder and score the rankings against the qrels.
 
@@ -492,7 +492,8 @@ def evaluate_retrieval(
         show_progress_bar: tqdm bars; ``None``: for corpora over 2,048 passages.
         device: where to search (``None``: CUDA when available).
         data_files: local files the data came from (hashed into the provenance).
-        **provenance_extra: anything else to record (e.g. ``dataset="trec-dl19"``).
+        provenance: anything else to record in the result's provenance, as a mapping (e.g.
+            ``provenance={"dataset": "trec-dl19"}``).
 
     Returns:
         A :class:`RetrievalResult`: ``table`` has one row a measure (precision, accuracy,
@@ -522,20 +523,22 @@ def evaluate_retrieval(
     return replace(
         scored,
         note=f"{scored.note}; {n_passages:,} passages, top_k={top_k}, score={score}",
-        provenance=provenance(
+        provenance=make_provenance(
             data_files=data_files,
             model=_model(encoder),
-            retrieval=_search_settings(
-                ks,
-                top_k,
-                score,
-                n_passages,
-                batch_size,
-                corpus_chunk_size,
-                relevance_threshold=relevance_threshold,
-                queries=len(eval_queries),
-            ),
-            **provenance_extra,
+            extra={
+                "retrieval": _search_settings(
+                    ks,
+                    top_k,
+                    score,
+                    n_passages,
+                    batch_size,
+                    corpus_chunk_size,
+                    relevance_threshold=relevance_threshold,
+                    queries=len(eval_queries),
+                ),
+                **(provenance or {}),
+            },
         ),
         n_passages=n_passages,
         top_k=top_k,
@@ -631,11 +634,15 @@ def evaluate_msmarco(
     return MSMarcoResult(
         table=pd.DataFrame(rows).set_index("dataset"),
         note=f"fractions in [0, 1]; score={score}, top_k={top_k}; " + "; ".join(notes),
-        provenance=provenance(
+        provenance=make_provenance(
             data_files=sorted({str(f) for r in records for f in r.files}),
             model=_model(encoder),
-            datasets=[r.describe() for r in records],
-            retrieval=_search_settings(ks, top_k, score, n_passages, batch_size, corpus_chunk_size),
+            extra={
+                "datasets": [r.describe() for r in records],
+                "retrieval": _search_settings(
+                    ks, top_k, score, n_passages, batch_size, corpus_chunk_size
+                ),
+            },
         ),
         tables=tables,
         runs=runs,

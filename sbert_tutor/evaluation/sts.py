@@ -286,8 +286,7 @@ def evaluate_sts(
         provenance=provenance(
             data_files=details["files"],
             model=describe() if callable(describe) else None,
-            data_sources=details["sources"],
-            **where,
+            extra={"data_sources": details["sources"], **where},
         ),
         aggregation=aggregation,
         details=details["results"],

@@ -739,19 +739,20 @@ def evaluate_transfer(
         files.extend(str(f) for f in data.files)
     describe = getattr(encoder, "describe", None)
     record = provenance(
-        # all items and SentEval's protocol are the paper profile's sizes; a subsample, quick's
         profile="paper" if max_items is None else "quick",
         data_files=files,
         model=describe() if callable(describe) else None,
-        data_sources={n: r.source for n, r in results.items()},
-        tasks=names,
-        protocol={
-            "l2_grid": sorted(grid),
-            "kfold": k,
-            "seed": seed,
-            "max_items": max_items,
-            "classifier": _describe_classifier(classifier),
-            "n_jobs": n_jobs,
+        extra={
+            "data_sources": {n: r.source for n, r in results.items()},
+            "tasks": names,
+            "protocol": {
+                "l2_grid": sorted(grid),
+                "kfold": k,
+                "seed": seed,
+                "max_items": max_items,
+                "classifier": _describe_classifier(classifier),
+                "n_jobs": n_jobs,
+            },
         },
     )
     note = (

@@ -9,13 +9,16 @@ it is: the objective class says what data it reads and what options the data imp
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.encoder import SentenceEncoder
-from sbert_tutor.provenance import provenance
+from sbert_tutor.provenance import provenance as make_provenance
 from sbert_tutor.stats import seeded_subset
 from sbert_tutor.training.checkpoint import set_seed
 from sbert_tutor.training.config import TrainingConfig
@@ -24,6 +27,24 @@ from sbert_tutor.training.objectives import Objective, objective_class
 from sbert_tutor.training.record import TrainingRecord
 from sbert_tutor.training.sources import load_training_data
 from sbert_tutor.training.trainer import Trainer
+
+__all__ = ["TrainRun", "config_keywords", "fit", "history_entry"]
+
+#: sentence-transformers' names for settings that ``fit`` spells otherwise (for the hint of a
+#: ``TypeError``).
+OTHER_SPELLINGS = {
+    "learning_rate": "lr",
+    "num_train_epochs": "epochs",
+    "num_epochs": "epochs",
+    "train_batch_size": "batch_size",
+    "per_device_train_batch_size": "batch_size",
+    "warmup_steps": "warmup_ratio",
+    "evaluation_steps": "eval_steps",
+    "checkpoint_path": "checkpoint_dir",
+    "checkpoint_save_steps": "save_steps",
+    "checkpoint_save_total_limit": "keep_checkpoints",
+    "use_amp": "amp",
+}
 
 
 @dataclass
@@ -48,7 +69,8 @@ def fit(
     eval_task: str | None = None,
     resume_from: str | None = None,
     device: str | None = None,
-    **provenance_extra: Any,
+    provenance: Mapping[str, Any] | None = None,
+    **settings: Any,
 ) -> TrainRun:
     """Train ``model`` with ``loss`` on ``train``.
 
@@ -68,6 +90,16 @@ def fit(
             ``score_range=``, ``hard_negatives=``, ``num_positives=`` ...; see its class).
         max_examples: train on a seeded random subset of this size (the quick profile's knob).
         eval_task: an STS task whose dev split is evaluated during training (``None``: no evaluation).
+        resume_from: a checkpoint to continue from (see :meth:`Trainer.train`).
+        device: where a model loaded by name goes (``None``: CUDA when available).
+        provenance: anything else to record in the log's provenance (e.g. ``{"command": ...}``).
+        **settings: fields of :class:`TrainingConfig` (``epochs``, ``batch_size``, ``lr``,
+            ``max_steps``, ``seed``, ...); each replaces that field of ``config``.
+
+    Raises:
+        TypeError: a keyword that is neither a parameter of ``fit`` nor a field of
+            :class:`TrainingConfig` (the message names the closest valid keyword), or an option
+            of the loss given outside ``objective_options``.
 
     Example (a cross-encoder on 0/1 relevance labels):
         >>> run = fit("sentence-transformers/all-MiniLM-L6-v2", "ce_bce",
@@ -75,15 +107,8 @@ def fit(
         ...            ("what is a cat?", "Paris is in France.", 0)])  # doctest: +SKIP
         >>> run.encoder.rank("what is a cat?", ["Paris is in France.", "Cats purr."])  # doctest: +SKIP
     """
-    config = config or TrainingConfig()
     cls = objective_class(loss)
-    misplaced = sorted(set(provenance_extra) & set(cls.option_defaults()))
-    if misplaced:
-        given = ", ".join(f"{k!r}: {provenance_extra[k]!r}" for k in misplaced)
-        raise TypeError(
-            f"{', '.join(misplaced)} is an option of the {loss!r} loss: pass it as "
-            f"objective_options={{{given}}} (extra keywords of fit are recorded as provenance)"
-        )
+    config = _with_settings(config or TrainingConfig(), settings, cls.option_defaults(), loss)
     options = dict(objective_options or {})
     data = (
         load_training_data(train, cls, options, seed=config.seed)
@@ -127,12 +152,49 @@ def fit(
         "train_seconds": seconds,
         "evaluator": None if evaluator is None else evaluator.primary_metric,
         "loss_curve": record.to_dict(),
-        "provenance": provenance(
-            data_files=files, model=encoder.describe(), seed=config.seed, **provenance_extra
+        "provenance": make_provenance(
+            data_files=files,
+            model=encoder.describe(),
+            extra={"seed": config.seed, **(provenance or {})},
         ),
     }
     encoder.training_history.append(history_entry(log, record))
     return TrainRun(encoder=encoder, objective=objective, record=record, seconds=seconds, log=log)
+
+
+def config_keywords() -> tuple[str, ...]:
+    """The fields of :class:`TrainingConfig`, which :func:`fit` takes as keywords."""
+    return tuple(f.name for f in fields(TrainingConfig))
+
+
+def _with_settings(
+    config: TrainingConfig,
+    settings: Mapping[str, Any],
+    objective_options: Mapping[str, Any],
+    loss: str,
+) -> TrainingConfig:
+    """``config`` with the fields in ``settings`` replaced; a ``TypeError`` for any other key."""
+    valid = config_keywords()
+    misplaced = sorted(k for k in settings if k not in valid and k in objective_options)
+    if misplaced:
+        given = ", ".join(f"{k!r}: {settings[k]!r}" for k in misplaced)
+        raise TypeError(
+            f"{', '.join(misplaced)} is an option of the {loss!r} loss, not of fit: pass "
+            f"objective_options={{{given}}}"
+        )
+    unknown = [k for k in settings if k not in valid]
+    if unknown:
+        name = unknown[0]
+        own = [p for p in _FIT_PARAMETERS if p != "settings"]
+        close = difflib.get_close_matches(name, [*own, *valid], n=1)
+        nearest = OTHER_SPELLINGS.get(name) or (close[0] if close else None)
+        hint = f"; did you mean {nearest!r}?" if nearest else "."
+        raise TypeError(
+            f"fit() got an unexpected keyword argument {name!r}{hint} fit takes its own "
+            f"parameters ({', '.join(own)}) and the fields of TrainingConfig "
+            f"({', '.join(valid)}); record anything else with provenance={{{name!r}: ...}}"
+        )
+    return replace(config, **settings) if settings else config
 
 
 def history_entry(log: dict[str, Any], record: TrainingRecord) -> dict[str, Any]:
@@ -145,3 +207,6 @@ def history_entry(log: dict[str, Any], record: TrainingRecord) -> dict[str, Any]
     entry["evals"] = [dict(e) for e in record.evals]
     entry["finished"] = log["provenance"]["timestamp"]
     return entry
+
+
+_FIT_PARAMETERS = tuple(inspect.signature(fit).parameters)
