@@ -66,3 +66,13 @@ def test_fit_refuses_an_unknown_keyword_and_names_the_nearest(keyword, nearest):
 def test_fit_refuses_a_keyword_with_no_near_name():
     with pytest.raises(TypeError, match=r"'zzz'\. fit takes .*provenance=\{'zzz': \.\.\.\}"):
         fit("no-such-model", "mnrl", PAIRS, zzz=1)
+
+
+# ------------------------------------------------------------------ item 11: a short repr
+def test_train_run_repr_is_one_short_line(encoder):
+    config = TrainingConfig(max_steps=2, batch_size=2, show_progress_bar=False)
+    run = fit(encoder, "mnrl", PAIRS, config)
+    text = repr(run)
+    assert "\n" not in text and len(text) < 200
+    assert text.startswith("TrainRun(") and "loss='mnrl'" in text and "steps=2" in text
+    assert "BertModel" not in text and "Linear" not in text

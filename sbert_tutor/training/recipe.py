@@ -57,6 +57,18 @@ class TrainRun:
     seconds: float
     log: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        """One line: the model, the loss, the steps, the final loss and the time (not the
+        model's layers)."""
+        name = getattr(self.encoder, "name", None) or type(self.encoder).__name__
+        final = self.record.final_loss()
+        loss = "n/a" if final != final else f"{final:.4f}"
+        steps = self.log.get("steps_done", len(self.record.steps))
+        return (
+            f"TrainRun(model={name!r}, loss={self.objective.name!r}, steps={steps}, "
+            f"final_loss={loss}, evals={len(self.record.evals)}, seconds={self.seconds:.1f})"
+        )
+
 
 def fit(
     model: str | SentenceEncoder | CrossEncoder,
