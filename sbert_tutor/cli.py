@@ -15,9 +15,13 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from sbert_tutor import __version__
 from sbert_tutor.commands import eval_ir, eval_sts, eval_transfer, train
+from sbert_tutor.validation import OptionError
+
+__all__ = ["COMMANDS", "FLAGS", "build_parser", "cli_spelling", "main"]
 
 #: Subcommand modules, each with ``register(subparsers)``; add new commands here.
 COMMANDS = [eval_sts, eval_ir, eval_transfer, train]
@@ -47,6 +51,39 @@ EXAMPLES = {
         "sbert-tutor train --model ./m --loss cosine --train my_pairs.tsv --score-range 0 1 --out m2",
     ],
 }
+
+
+#: The flag that sets each keyword of the library (for errors: :func:`cli_spelling`). An
+#: objective's other options are ``--loss-option NAME=VALUE``.
+FLAGS = {
+    "score_range": "--score-range",
+    "hard_negatives": "--hard-negatives",
+    "num_positives": "--num-positives",
+    "num_negatives": "--num-negatives",
+    "label_column": "--label-column",
+    "text_columns": "--text-columns",
+    "eval_data": "--eval-file",
+    "max_examples": "--max-examples",
+    "max_steps": "--max-steps",
+    "batch_size": "--batch-size",
+    "max_items": "--max-items",
+    "k": "--kfold",
+}
+
+
+def cli_spelling(name: str, value: Any) -> str:
+    """An option as the command line writes it: ``--score-range 0 5``, ``--text-columns a,b``,
+    ``--loss-option scale=20`` for an objective option without a flag of its own."""
+    flag = FLAGS.get(name)
+    if flag is None:
+        return f"--loss-option {name}={value!r}"
+    if value is True:
+        return flag
+    if name == "text_columns":
+        return f"{flag} {','.join(map(str, value))}"
+    if isinstance(value, (tuple, list)):
+        return f"{flag} {' '.join(map(str, value))}"
+    return f"{flag} {value}"
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -100,6 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return int(args.func(args))
+    except OptionError as exc:  # advice in the command line's terms: flags, not keywords
+        print(f"sbert-tutor: error: {exc.spelled(cli_spelling)}", file=sys.stderr)
+        return 2
     except (ValueError, FileNotFoundError, OSError, NotImplementedError) as exc:
         print(f"sbert-tutor: error: {exc}", file=sys.stderr)
         return 2

@@ -8,10 +8,65 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+__all__ = [
+    "OptionError",
+    "Spelling",
+    "check_choice",
+    "check_device",
+    "check_pairs",
+    "check_same_length",
+    "check_scores",
+    "check_sentences",
+    "python_spelling",
+]
+
+#: How an :class:`OptionError` writes an option: ``(name, example value) -> text``.
+Spelling = Callable[[str, Any], str]
+
+
+def python_spelling(name: str, value: Any) -> str:
+    """An option as a Python keyword argument: ``score_range=(0, 1)``."""
+    return f"{name}={value!r}"
+
+
+class OptionError(ValueError):
+    """A ``ValueError`` whose advice names options the caller can change.
+
+    The message is a template in which ``{name}`` stands for an option, written the way the
+    caller spells it: a keyword argument in Python by default (:func:`python_spelling`), or as
+    :meth:`spelled` is told, e.g. ``objective_options={'score_range': (0, 1)}`` under
+    :func:`~sbert_tutor.training.recipe.fit` or ``--score-range 0 1`` under the command line
+    (:func:`sbert_tutor.cli.cli_spelling`). Literal braces in the template are doubled.
+
+    Attributes:
+        template: the message with ``{name}`` placeholders.
+        options: each option's example value, in the caller's terms.
+
+    Example:
+        >>> err = OptionError("scores above 1: pass {score_range}", {"score_range": (0, 5)})
+        >>> str(err)
+        'scores above 1: pass score_range=(0, 5)'
+        >>> str(err.spelled(lambda name, value: "--" + name.replace("_", "-")))
+        'scores above 1: pass --score-range'
+    """
+
+    def __init__(
+        self, template: str, options: Mapping[str, Any], spelling: Spelling = python_spelling
+    ) -> None:
+        self.template = template
+        self.options = dict(options)
+        self.spelling = spelling
+        words = {name: spelling(name, value) for name, value in self.options.items()}
+        super().__init__(template.format(**words))
+
+    def spelled(self, spelling: Spelling) -> OptionError:
+        """The same error, its options written with ``spelling``."""
+        return OptionError(self.template, self.options, spelling).with_traceback(self.__traceback__)
 
 
 def check_sentences(

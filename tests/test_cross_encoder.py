@@ -325,7 +325,10 @@ def test_fit_trains_a_cross_encoder_on_scores_and_checks_the_model_kind(tiny_ber
         "pos_weight": None,
     }
     assert run.log["base_model"]["kind"] == "cross-encoder" and run.log["steps_done"] == 2
-    with pytest.raises(ValueError, match="outside score_range=\\(0, 1\\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"outside the score range \(0, 1\).*objective_options=\{.score_range.: \(0, 5\)\}",
+    ):
         fit(ce, "ce_bce", pairs, config)  # scores of 0-5 without their scale
     with pytest.raises(TypeError, match="a CrossEncoder has none.*ce_bce"):
         fit(ce, "cosine", pairs, config, objective_options={"score_range": (0, 5)})

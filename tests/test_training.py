@@ -312,7 +312,7 @@ def test_bad_inputs_raise_helpful_errors(encoder):
         CosineObjective().prepare({"s1": ["a", "b"], "s2": ["c"], "score": [1.0, 2.0]})
     with pytest.raises(ValueError, match="example 1 has 2 items but example 0 has 3"):
         CosineObjective().prepare([("a", "b", 1.0), ("c", 2.0)])
-    with pytest.raises(ValueError, match="outside score_range"):
+    with pytest.raises(ValueError, match="outside the score range"):
         CosineObjective().prepare([("a", "b", 7.0)])
     with pytest.raises(TypeError, match="not a string"):
         MNRLObjective().prepare({"anchor": ["a", None], "positive": ["b", "c"]})

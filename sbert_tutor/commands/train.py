@@ -19,6 +19,23 @@ from typing import Any
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
+__all__ = ["FILE_FORMAT", "LOG_FILE", "OPTION_FLAGS", "objective_options", "register", "run"]
+
+#: What ``sbert-tutor train --help`` says about a training file (the reader:
+#: :func:`sbert_tutor.training.sources.read_table`).
+FILE_FORMAT = """\
+A training file is .tsv (or .txt), .csv or .jsonl (.json: one JSON object a line). A .tsv/.csv
+file starts with a header line naming its columns; every line has one field per column. In a
+.tsv file quote characters are text (no quoting; a text may not hold a tab); a .csv file follows
+the usual CSV quoting ("a, b" is one field). The label is the column named label, score, labels
+or scores (in any case), or the one --label-column names; the texts are the other columns, in
+the order of the file, or those --text-columns names (matched in any case). Example (cosine,
+scores 0-5, so --score-range 0 5):
+
+    sentence1<TAB>sentence2<TAB>score
+    A man is playing a guitar.<TAB>A person plays the guitar.<TAB>4.6
+    A cat sleeps.<TAB>The stock market fell.<TAB>0.2"""
+
 LOG_FILE = "training_log.json"
 #: Flags that set the objective option of the same name, for every objective that takes it
 #: (any other option: ``--loss-option NAME=VALUE``).
@@ -60,6 +77,17 @@ def parse_option(text: str) -> tuple[str, Any]:
     return name.strip().replace("-", "_"), parsed
 
 
+def parse_columns(text: str) -> list[str]:
+    """``"question,answer"`` -> ``["question", "answer"]``."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(
+            f"--text-columns must be comma-separated column names like question,answer, got "
+            f"{text!r}"
+        )
+    return names
+
+
 def objective_options(args: argparse.Namespace) -> dict[str, Any]:
     """The objective options given on the command line (flags, then ``--loss-option``)."""
     options = {name: getattr(args, name) for name in OPTION_FLAGS}
@@ -93,7 +121,9 @@ def _train(args: argparse.Namespace) -> int:
     from sbert_tutor.training.sources import check_training_source
 
     check_training_source(args.train)  # typos in names fail here, before any model loads
-    if args.eval_steps:
+    if args.eval_file is not None:
+        check_training_source(args.eval_file)
+    elif args.eval_steps:
         parse_tasks(args.eval_task)
 
     config = TrainingConfig(
@@ -118,7 +148,10 @@ def _train(args: argparse.Namespace) -> int:
         config,
         objective_options=objective_options(args),
         max_examples=args.max_examples,
-        eval_task=args.eval_task if args.eval_steps else None,
+        eval_task=args.eval_task if args.eval_steps and args.eval_file is None else None,
+        eval_data=args.eval_file,
+        text_columns=args.text_columns,
+        label_column=args.label_column,
         resume_from=args.resume,
         provenance={"command": sys.argv},
     )
@@ -150,7 +183,10 @@ def _train(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
-        "train", help="fine-tune a sentence encoder (model folder + JSON log with the loss curve)"
+        "train",
+        help="fine-tune a sentence encoder (model folder + JSON log with the loss curve)",
+        description="Fine-tune a sentence encoder with one loss; write the model folder and a "
+        "JSON log.\n\n" + FILE_FORMAT,
     )
     add_model_options(parser)
     parser.set_defaults(batch_size=16)
@@ -160,7 +196,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--train",
         required=True,
-        help="stsb, sick, nli, allnli, snli, multinli, or a .tsv/.csv/.jsonl file",
+        help="stsb, sick, nli, allnli, snli, multinli, or a .tsv/.csv/.jsonl file (format above)",
+    )
+    parser.add_argument(
+        "--label-column",
+        default=None,
+        metavar="NAME",
+        help="the file's label column (default: the one called label, score, labels or scores; "
+        "any case)",
+    )
+    parser.add_argument(
+        "--text-columns",
+        type=parse_columns,
+        default=None,
+        metavar="A,B,...",
+        help="the file's text columns, in this order (default: every other column, in file order)",
     )
     parser.add_argument("--out", required=True, help="folder for the trained model and its log")
     parser.add_argument("--epochs", type=int, default=1)
@@ -179,7 +229,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--eval-steps",
         type=int,
         default=None,
-        help="evaluate on --eval-task dev every N steps (and before/after training)",
+        help="evaluate on --eval-file or --eval-task dev every N steps (and before/after training)",
+    )
+    parser.add_argument(
+        "--eval-file",
+        default=None,
+        metavar="FILE",
+        help="your own dev pairs (two text columns and a score, same formats as --train): "
+        "Spearman/Pearson of the similarity before and after training (and every "
+        "--eval-steps), logged as dev_spearman / dev_pearson",
     )
     parser.add_argument("--eval-task", default="stsb", help="STS task for --eval-steps (dev split)")
     parser.add_argument("--save-steps", type=int, default=None, help="checkpoint every N steps")

@@ -35,6 +35,23 @@ from sbert_tutor.validation import check_choice
 
 AGGREGATIONS = ("all", "mean", "wmean")
 
+__all__ = [
+    "AGGREGATIONS",
+    "STSResult",
+    "aggregate",
+    "aggregations_table",
+    "check_aggregation",
+    "correlations",
+    "evaluate_sts",
+    "evaluate_sts_details",
+    "parse_tasks",
+    "predict_similarity",
+    "results_note",
+    "results_table",
+    "score_pairs",
+    "subsets_table",
+]
+
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class STSResult(Result):
@@ -48,6 +65,24 @@ class STSResult(Result):
 
     aggregation: str
     details: dict[str, Any]
+
+    #: The name of the main number, as sentence-transformers' evaluators call it.
+    primary_metric = "spearman"
+
+    def _headline(self, column: str) -> float:
+        row = self.table.iloc[-1]  # the one task, or the avg row of several
+        return float(row[column])
+
+    @property
+    def spearman(self) -> float:
+        """The main number (x100): the Spearman correlation of the one task, or its mean over
+        the tasks (the ``avg`` row) when there are several."""
+        return self._headline("spearman")
+
+    @property
+    def pearson(self) -> float:
+        """The Pearson correlation (x100) of the one task, or the ``avg`` row's."""
+        return self._headline("pearson")
 
 
 def check_aggregation(aggregation: str) -> str:

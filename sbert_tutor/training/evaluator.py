@@ -16,6 +16,8 @@ from sbert_tutor.data.sts import STSData, load_sts
 from sbert_tutor.embedding import Encoder
 from sbert_tutor.evaluation.sts import correlations, predict_similarity
 
+__all__ = ["STSEvaluator"]
+
 
 class STSEvaluator:
     """Callable ``encoder -> {metric: value}`` on one STS task.
@@ -26,6 +28,7 @@ class STSEvaluator:
         split: ``"dev"`` by default (never tune on test).
         data: your own :class:`~sbert_tutor.data.STSData` instead.
         batch_size: sentences per forward pass.
+        name: the metrics' prefix (default ``"<task>_<split>"``, e.g. ``stsb_dev``).
     """
 
     def __init__(
@@ -34,13 +37,15 @@ class STSEvaluator:
         split: str = "dev",
         data: STSData | None = None,
         batch_size: int = 64,
+        name: str | None = None,
     ) -> None:
         self.data = data if data is not None else load_sts(task, split)
         self.batch_size = batch_size
-        self.prefix = f"{self.data.name}_{self.data.split}"
+        self.prefix = name or f"{self.data.name}_{self.data.split}"
 
     @property
     def primary_metric(self) -> str:
+        """The key of the main number (Spearman), as sentence-transformers' evaluators name it."""
         return f"{self.prefix}_spearman"
 
     @property

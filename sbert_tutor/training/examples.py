@@ -15,6 +15,7 @@ of these into :class:`Examples`, checking every row:
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,9 +28,12 @@ import pandas as pd
 from sbert_tutor.data.nli import NLIData
 from sbert_tutor.data.sts import STSData
 from sbert_tutor.data.table import DataTable
-from sbert_tutor.validation import check_same_length, check_scores
+from sbert_tutor.validation import OptionError, check_same_length
 
-#: Column names taken as the label when ``label_column`` is not given, in this order.
+__all__ = ["LABEL_COLUMNS", "LABEL_KINDS", "Examples", "to_examples"]
+
+#: Column names taken as the label when ``label_column`` is not given, in this order (matched
+#: ignoring case: ``Score`` is a score column).
 LABEL_COLUMNS: tuple[str, ...] = ("label", "score", "labels", "scores")
 LABEL_KINDS = ("float", "int")
 
@@ -140,9 +144,41 @@ def _from_rows(
     return {name: [r[j] for r in rows] for j, name in enumerate(names)}, "user rows", ()
 
 
+def _row_error(error: Exception, row: int, in_a_file: str) -> Exception:
+    """``error`` about example ``row``; ``in_a_file`` is its message for a training file, where
+    :func:`to_examples` puts ``FILE:LINE:`` before it."""
+    error.row = row  # type: ignore[attr-defined]
+    error.in_a_file = in_a_file  # type: ignore[attr-defined]
+    return error
+
+
+def _scores(values: list[Any], column: str) -> np.ndarray:
+    out = np.empty(len(values), dtype=np.float64)
+    for i, value in enumerate(values):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise _row_error(
+                TypeError(f"{column}[{i}] = {value!r} is not a number"),
+                i,
+                f"{column} is {value!r}, which is not a number: fix or remove that line",
+            ) from None
+        if not np.isfinite(number):
+            raise _row_error(
+                ValueError(
+                    f"{column}[{i}] is {number}: gold scores must be finite numbers; drop that "
+                    "pair or fix its label"
+                ),
+                i,
+                f"{column} is {value!r}: scores must be finite numbers; fix or remove that line",
+            )
+        out[i] = number
+    return out
+
+
 def _labels(values: list[Any], kind: str, column: str, label_names: Sequence[str] | None):
     if kind == "float":
-        return check_scores(values, name=column)
+        return _scores(values, column)
     lookup = {name.lower(): i for i, name in enumerate(label_names or ())}
     out = np.empty(len(values), dtype=np.int64)
     for i, value in enumerate(values):
@@ -155,18 +191,46 @@ def _labels(values: list[Any], kind: str, column: str, label_names: Sequence[str
             number = float("nan")
         if not np.isfinite(number) or not number.is_integer() or number < 0:
             names = f" or a name in {list(label_names)}" if label_names else ""
-            raise ValueError(
-                f"{column}[{i}] = {value!r} is not a class id: labels must be integers >= 0{names}; "
-                "drop or fix that example"
+            raise _row_error(
+                ValueError(
+                    f"{column}[{i}] = {value!r} is not a class id: labels must be integers >= 0"
+                    f"{names}; drop or fix that example"
+                ),
+                i,
+                f"{column} is {value!r}, not a class id: labels are integers >= 0{names}",
             )
         out[i] = int(number)
     if label_names is not None and len(out) and out.max() >= len(label_names):
         bad = int(np.argmax(out >= len(label_names)))
-        raise ValueError(
-            f"{column}[{bad}] = {out[bad]} is out of range: there are {len(label_names)} classes "
-            f"({list(label_names)}), ids 0..{len(label_names) - 1}"
+        raise _row_error(
+            ValueError(
+                f"{column}[{bad}] = {out[bad]} is out of range: there are {len(label_names)} "
+                f"classes ({list(label_names)}), ids 0..{len(label_names) - 1}"
+            ),
+            bad,
+            f"{column} is {out[bad]}, out of range: there are {len(label_names)} classes "
+            f"({list(label_names)}), ids 0..{len(label_names) - 1}",
         )
     return out
+
+
+def _column(name: str, columns: Mapping[str, Any], option: str) -> str:
+    """The column called ``name``, matched exactly, else ignoring case; an error names
+    ``option`` (``label_column`` or ``text_columns``) and the columns there are."""
+    if name in columns:
+        return name
+    matches = [c for c in columns if c.lower() == str(name).lower()]
+    if len(matches) == 1:
+        return matches[0]
+    why = f"several columns match {name!r} ignoring case" if matches else f"no column {name!r}"
+    close = difflib.get_close_matches(str(name), list(columns), n=1)
+    example: Any = close[0] if close else list(columns)[-1]
+    if option == "text_columns":
+        example = [example]
+    raise OptionError(
+        f"{why} in the training data; it has {list(columns)}: name one of them, e.g. {{{option}}}",
+        {option: example},
+    )
 
 
 def to_examples(
@@ -203,9 +267,16 @@ def to_examples(
     else:
         found = _table_columns(data)
         columns, source, files = found if found is not None else _from_rows(data, label, what)
-        examples = _examples_from_columns(
-            columns, source, files, label, text_columns, label_column, label_names, what
-        )
+        # a training file (sbert_tutor.training.sources.TrainingFile): FILE:LINE of a row
+        where = getattr(data, "row_place", None) if isinstance(data, DataTable) else None
+        try:
+            examples = _examples_from_columns(
+                columns, source, files, label, text_columns, label_column, label_names, what
+            )
+        except (TypeError, ValueError) as exc:
+            if where is None or not hasattr(exc, "row"):
+                raise
+            raise ValueError(f"{where(exc.row)}: {exc.in_a_file}") from None
     if num_texts is not None and examples.width != num_texts:
         raise ValueError(
             f"expected {num_texts} texts per example but got {examples.width} "
@@ -232,22 +303,30 @@ def _examples_from_columns(
 ) -> Examples:
     if not columns:
         raise ValueError("the training data has no columns")
-    for name in [*(text_columns or ()), *([label_column] if label_column else [])]:
-        if name not in columns:
-            raise ValueError(f"no column {name!r} in the training data; it has {list(columns)}")
-    if label_column is None:
-        label_column = next((c for c in LABEL_COLUMNS if c in columns), None)
+    text_columns = (
+        None
+        if text_columns is None
+        else [_column(c, columns, "text_columns") for c in text_columns]
+    )
+    if label_column is not None:
+        label_column = _column(label_column, columns, "label_column")
+    else:
+        lowered = {c.lower(): c for c in reversed(list(columns))}
+        label_column = next((lowered[c] for c in LABEL_COLUMNS if c in lowered), None)
         if label is not None and label_column is None:
-            raise ValueError(
-                f"the training data has no label column (looked for {list(LABEL_COLUMNS)} in "
-                f"{list(columns)}): {what}. Name it with label_column=..."
+            others = [c for c in columns if c not in (text_columns or ())]
+            raise OptionError(
+                f"the training data has no label column (looked for {list(LABEL_COLUMNS)}, in "
+                f"any case, in {list(columns)}): {what}. Name it, e.g. {{label_column}}",
+                {"label_column": others[-1] if others else "score"},
             )
     if text_columns is None:
         if label is None and label_column is not None:
-            raise ValueError(
+            raise OptionError(
                 f"this objective takes texts only, but the data has a label column "
-                f"{label_column!r}: {what}. Pass text_columns=[...] to choose the texts, or "
-                "reshape the data first (e.g. sbert_tutor.data.entailment_pairs for NLI pairs)."
+                f"{label_column!r}: {what}. Choose the texts, e.g. {{text_columns}}, or "
+                "reshape the data first (e.g. sbert_tutor.data.entailment_pairs for NLI pairs).",
+                {"text_columns": [c for c in columns if c != label_column]},
             )
         text_columns = [c for c in columns if c != label_column]
     text_columns = list(text_columns)
@@ -259,14 +338,22 @@ def _examples_from_columns(
     for c in text_columns:
         for i, text in enumerate(columns[c]):
             if not isinstance(text, str):
-                raise TypeError(
-                    f"column {c!r}, example {i} is {type(text).__name__} ({text!r}), not a string: "
-                    "drop or fill missing texts first"
+                raise _row_error(
+                    TypeError(
+                        f"column {c!r}, example {i} is {type(text).__name__} ({text!r}), not a "
+                        "string: drop or fill missing texts first"
+                    ),
+                    i,
+                    f"{c} is {type(text).__name__} ({text!r}), not a string: give it text",
                 )
             if not text.strip():
-                raise ValueError(
-                    f"column {c!r}, example {i} is an empty string: remove that example or give "
-                    "it text"
+                raise _row_error(
+                    ValueError(
+                        f"column {c!r}, example {i} is an empty string: remove that example or "
+                        "give it text"
+                    ),
+                    i,
+                    f"{c} is empty: remove that line or give it text",
                 )
     texts = list(zip(*(columns[c] for c in text_columns), strict=True))
     labels = None

@@ -81,7 +81,7 @@ from sbert_tutor.losses import (
 )
 from sbert_tutor.losses.matryoshka import check_matryoshka_dims, matryoshka_loss
 from sbert_tutor.training.examples import Examples, to_examples
-from sbert_tutor.validation import check_choice
+from sbert_tutor.validation import OptionError, check_choice
 
 
 def embed_rows(
@@ -322,18 +322,24 @@ class Objective(nn.Module):
 OBJECTIVES: dict[str, type[Objective]] = {}
 
 
-def check_in_range(
-    examples: Examples, score_range: tuple[float, float], what: str, fix: str
-) -> None:
-    """``ValueError`` naming the first label outside ``score_range`` (inclusive) and ``fix``."""
+def check_in_range(examples: Examples, score_range: tuple[float, float], what: str) -> None:
+    """An :class:`~sbert_tutor.validation.OptionError` naming the first label outside
+    ``score_range`` (inclusive) and suggesting the range of the data's own labels."""
     lo, hi = score_range
     outside = (examples.labels < lo) | (examples.labels > hi)
     if outside.any():
         i = int(outside.argmax())
-        raise ValueError(
-            f"{what} {examples.labels[i]:g} of example {i} is outside score_range=({lo:g}, "
-            f"{hi:g}); {fix}"
+        low, high = float(np.floor(examples.labels.min())), float(np.ceil(examples.labels.max()))
+        raise OptionError(
+            f"{what} {examples.labels[i]:g} of example {i} is outside the score range "
+            f"({lo:g}, {hi:g}); pass the scale of your {what}s, e.g. {{score_range}}",
+            {"score_range": (_number(low), _number(high))},
         )
+
+
+def _number(value: float) -> float | int:
+    """``5.0`` as ``5`` (for the examples in messages), other values as they are."""
+    return int(value) if float(value).is_integer() else value
 
 
 def register_objective(cls: type[Objective]) -> type[Objective]:
@@ -386,9 +392,10 @@ class CosineObjective(Objective):
         if out.get("score_range") is None:
             scale = getattr(data, "score_range", None)
             if scale is None:
-                raise ValueError(
-                    "say which scale the scores are on: objective_options={'score_range': (0, 5)} "
-                    "for STS, (0, 1) for scores in [0, 1] (CLI: --score-range LOW HIGH)"
+                raise OptionError(
+                    "say which scale the scores are on, e.g. {score_range} for STS's 0-5 "
+                    "(0 and 1 for scores in [0, 1])",
+                    {"score_range": (0, 5)},
                 )
             out["score_range"] = tuple(scale)
         return out
@@ -401,12 +408,7 @@ class CosineObjective(Objective):
     ) -> Examples:
         """As :meth:`Objective.prepare`, and every score must lie in ``score_range``."""
         examples = super().prepare(data, text_columns, label_column)
-        check_in_range(
-            examples,
-            self.score_range,
-            "score",
-            "pass the scale of your scores, e.g. CosineObjective(score_range=(0, 1))",
-        )
+        check_in_range(examples, self.score_range, "score")
         return examples
 
     def forward(self, embeddings: Tensor, labels: Tensor | None = None) -> Tensor:
@@ -721,12 +723,7 @@ class CrossEncoderObjective(Objective):
         """As :meth:`Objective.prepare`, and with a ``score_range`` every label must lie in it."""
         examples = super().prepare(data, text_columns, label_column)
         if self.score_range is not None:
-            check_in_range(
-                examples,
-                self.score_range,
-                "label",
-                "pass the scale of your labels, e.g. objective_options={'score_range': (0, 5)}",
-            )
+            check_in_range(examples, self.score_range, "label")
         return examples
 
     def loss(

@@ -12,23 +12,27 @@ from __future__ import annotations
 import difflib
 import inspect
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from sbert_tutor.cross_encoder import CrossEncoder
+from sbert_tutor.data.sts import STSData
 from sbert_tutor.encoder import SentenceEncoder
 from sbert_tutor.provenance import provenance as make_provenance
 from sbert_tutor.stats import seeded_subset
 from sbert_tutor.training.checkpoint import set_seed
 from sbert_tutor.training.config import TrainingConfig
 from sbert_tutor.training.evaluator import STSEvaluator
+from sbert_tutor.training.examples import to_examples
 from sbert_tutor.training.objectives import Objective, objective_class
 from sbert_tutor.training.record import TrainingRecord
-from sbert_tutor.training.sources import load_training_data
-from sbert_tutor.training.trainer import Trainer
+from sbert_tutor.training.sources import load_training_data, read_table
+from sbert_tutor.training.trainer import Evaluator, Trainer
+from sbert_tutor.validation import OptionError, python_spelling
 
-__all__ = ["TrainRun", "config_keywords", "fit", "history_entry"]
+__all__ = ["TrainRun", "config_keywords", "dev_pairs", "fit", "history_entry"]
 
 #: sentence-transformers' names for settings that ``fit`` spells otherwise (for the hint of a
 #: ``TypeError``).
@@ -79,6 +83,10 @@ def fit(
     objective_options: dict[str, Any] | None = None,
     max_examples: int | None = None,
     eval_task: str | None = None,
+    eval_data: str | Path | STSData | Sequence[tuple[str, str, float]] | None = None,
+    evaluator: Evaluator | None = None,
+    text_columns: Sequence[str] | None = None,
+    label_column: str | None = None,
     resume_from: str | None = None,
     device: str | None = None,
     provenance: Mapping[str, Any] | None = None,
@@ -102,6 +110,18 @@ def fit(
             ``score_range=``, ``hard_negatives=``, ``num_positives=`` ...; see its class).
         max_examples: train on a seeded random subset of this size (the quick profile's knob).
         eval_task: an STS task whose dev split is evaluated during training (``None``: no evaluation).
+        eval_data: your own dev pairs, evaluated as ``eval_task`` is (Spearman and Pearson x100
+            of the similarity, recorded as ``dev_spearman`` and ``dev_pearson``): a list of
+            ``(sentence1, sentence2, score)``, an :class:`~sbert_tutor.data.STSData` or a file
+            (two text columns and a score, read as ``train`` files are).
+        evaluator: your own ``encoder -> {metric: value}`` instead (e.g. an
+            :class:`~sbert_tutor.training.STSEvaluator`; its ``primary_metric``, if it has one,
+            is the log's ``evaluator``). Evaluation runs before training, every
+            ``eval_steps`` steps and at the end. Give at most one of ``eval_task``,
+            ``eval_data`` and ``evaluator``.
+        text_columns, label_column: the columns of a table or file to train on (names matched
+            ignoring case; default: the label is the column called label/score, the texts the
+            others in order).
         resume_from: a checkpoint to continue from (see :meth:`Trainer.train`).
         device: where a model loaded by name goes (``None``: CUDA when available).
         provenance: anything else to record in the log's provenance (e.g. ``{"command": ...}``).
@@ -120,8 +140,47 @@ def fit(
         >>> run.encoder.rank("what is a cat?", ["Paris is in France.", "Cats purr."])  # doctest: +SKIP
     """
     cls = objective_class(loss)
-    config = _with_settings(config or TrainingConfig(), settings, cls.option_defaults(), loss)
-    options = dict(objective_options or {})
+    option_names = cls.option_defaults()
+    config = _with_settings(config or TrainingConfig(), settings, option_names, loss)
+    try:
+        return _fit(
+            model,
+            cls,
+            train,
+            config,
+            dict(objective_options or {}),
+            max_examples,
+            _evaluator(eval_task, eval_data, evaluator),
+            text_columns,
+            label_column,
+            resume_from,
+            device,
+            provenance,
+        )
+    except OptionError as exc:  # advice in fit's own terms: objective options by their keyword
+        raise exc.spelled(
+            lambda name, value: (
+                f"objective_options={{{name!r}: {value!r}}}"
+                if name in option_names
+                else python_spelling(name, value)
+            )
+        ) from None
+
+
+def _fit(
+    model: str | SentenceEncoder | CrossEncoder,
+    cls: type[Objective],
+    train: Any,
+    config: TrainingConfig,
+    options: dict[str, Any],
+    max_examples: int | None,
+    evaluator: Evaluator | None,
+    text_columns: Sequence[str] | None,
+    label_column: str | None,
+    resume_from: str | None,
+    device: str | None,
+    provenance: Mapping[str, Any] | None,
+) -> TrainRun:
     data = (
         load_training_data(train, cls, options, seed=config.seed)
         if isinstance(train, str)
@@ -139,15 +198,14 @@ def fit(
     dim = encoder.embedding_dim if isinstance(encoder, SentenceEncoder) else None
     objective = cls.create(dim, **options)
     objective.check_model(encoder)
-    examples = objective.prepare(data)
+    examples = objective.prepare(data, text_columns, label_column)
     if max_examples is not None and max_examples < len(examples):
         examples = examples.subset(seeded_subset(len(examples), max_examples, config.seed))
-    evaluator = STSEvaluator(eval_task, "dev") if eval_task else None
     trainer = Trainer(encoder, objective, examples, config, evaluator)
     start = time.perf_counter()
     record = trainer.train(resume_from=resume_from)
     seconds = time.perf_counter() - start
-    files = [*examples.files, *(evaluator.files if evaluator else ())]
+    files = [*examples.files, *getattr(evaluator, "files", ())]
     log = {
         "base_model": base_model,
         "loss": objective.settings(),
@@ -162,7 +220,7 @@ def fit(
         "warmup_steps": trainer.warmup_steps,
         "steps_done": trainer.step,
         "train_seconds": seconds,
-        "evaluator": None if evaluator is None else evaluator.primary_metric,
+        "evaluator": getattr(evaluator, "primary_metric", None),
         "loss_curve": record.to_dict(),
         "provenance": make_provenance(
             data_files=files,
@@ -172,6 +230,56 @@ def fit(
     }
     encoder.training_history.append(history_entry(log, record))
     return TrainRun(encoder=encoder, objective=objective, record=record, seconds=seconds, log=log)
+
+
+def _evaluator(
+    eval_task: str | None,
+    eval_data: str | Path | STSData | Sequence[tuple[str, str, float]] | None,
+    evaluator: Evaluator | None,
+) -> Evaluator | None:
+    """The evaluation during training that ``fit`` was asked for (at most one way)."""
+    given = [
+        name
+        for name, value in (
+            ("eval_task", eval_task),
+            ("eval_data", eval_data),
+            ("evaluator", evaluator),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise ValueError(f"pass one of {', '.join(given)} to fit, not {len(given)}")
+    if evaluator is not None:
+        if not callable(evaluator):
+            raise TypeError(
+                f"evaluator must be callable (encoder -> {{metric: value}}), got "
+                f"{type(evaluator).__name__}"
+            )
+        return evaluator
+    if eval_task:
+        return STSEvaluator(eval_task, "dev")
+    if eval_data is not None:
+        return STSEvaluator(data=dev_pairs(eval_data), name="dev")
+    return None
+
+
+def dev_pairs(data: str | Path | STSData | Sequence[tuple[str, str, float]]) -> STSData:
+    """Your own dev pairs as :class:`~sbert_tutor.data.STSData`: ``(sentence1, sentence2,
+    score)`` tuples, or a file of two text columns and a score (:func:`read_table`; a bad line
+    is named ``FILE:LINE``)."""
+    if isinstance(data, STSData):
+        return data
+    if isinstance(data, (str, Path)):
+        table = read_table(data)
+        examples = to_examples(
+            table, label="float", num_texts=2, what="dev pairs: two texts and a score"
+        )
+        pairs = [
+            (a, b, float(s)) for (a, b), s in zip(examples.texts, examples.labels, strict=True)
+        ]
+        own = STSData.from_pairs(pairs, name="dev")
+        return replace(own, source=f"file {data} ({len(own)} pairs)", files=(Path(data),))
+    return STSData.from_pairs(data, name="dev")
 
 
 def config_keywords() -> tuple[str, ...]:

@@ -22,7 +22,9 @@ and mnrl with ``hard_negatives=True``) or SupMPN groups (supmpn); see :mod:`sber
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,37 +36,156 @@ from sbert_tutor.data.table import DataTable
 from sbert_tutor.training.objectives import OBJECTIVES, Objective, objective_class
 from sbert_tutor.validation import check_choice
 
+__all__ = [
+    "SCORE_SETS",
+    "TRAIN_SETS",
+    "TrainingFile",
+    "TrainingFileError",
+    "check_training_source",
+    "load_training_data",
+    "read_table",
+]
+
 #: The named training sets (``sbert-tutor train --train NAME``).
 TRAIN_SETS = ("stsb", "sick", "nli", "allnli", "snli", "multinli")
 #: The named sets that carry similarity scores (SICK carries entailment labels too).
 SCORE_SETS = ("stsb", "sick")
 
 
-def read_table(path: str | Path) -> DataTable:
-    """A user's training file: ``.tsv`` / ``.csv`` (header line, quotes are text in TSV) or
-    ``.jsonl`` (one JSON object a line)."""
-    p = Path(path)
-    suffixes = [s.lower() for s in p.suffixes]
+#: The suffixes of a training file, and how each is read (:func:`read_table`).
+FILE_SUFFIXES = (".tsv", ".txt", ".csv", ".jsonl", ".json")
+
+
+class TrainingFileError(ValueError):
+    """A training file that cannot be read: the message starts with ``FILE:LINE:``."""
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TrainingFile(DataTable):
+    """A user's training file, read: its table, and the file line of every row.
+
+    Attributes:
+        lines: the 1-based line of the file each row was read from (for messages).
+    """
+
+    lines: tuple[int, ...] = ()
+
+    def row_place(self, row: int) -> str:
+        """``FILE:LINE`` of data row ``row``."""
+        return f"{self.files[0]}:{self.lines[row]}"
+
+
+def _file_kind(path: Path) -> str | None:
+    suffixes = [s.lower() for s in path.suffixes]
     if ".jsonl" in suffixes or ".json" in suffixes:
-        frame = pd.read_json(p, lines=True)
-    elif ".csv" in suffixes:
-        frame = pd.read_csv(p, keep_default_na=False)
-    elif ".tsv" in suffixes or ".txt" in suffixes:
-        frame = pd.read_csv(p, sep="\t", quoting=csv.QUOTE_NONE, keep_default_na=False)
-    else:
+        return "jsonl"
+    if ".csv" in suffixes:
+        return "csv"
+    if ".tsv" in suffixes or ".txt" in suffixes:
+        return "tsv"
+    return None
+
+
+def _read_delimited(path: Path, kind: str) -> tuple[list[str], list[list[str]], list[int]]:
+    dialect = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if kind == "tsv" else {}
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f, **dialect)
+        try:
+            header = next(reader, None)
+            rows, lines = [], []
+            for row in reader:
+                if not row:  # a blank line
+                    continue
+                if len(row) != len(header or ()):
+                    raise TrainingFileError(
+                        f"{path}:{reader.line_num}: {len(row)} field(s), but the header (line 1) "
+                        f"has {len(header or ())} ({', '.join(header or ())}): every line needs "
+                        f"one field per column"
+                        + (" (is there a tab inside a text?)" if kind == "tsv" else "")
+                    )
+                rows.append(row)
+                lines.append(reader.line_num)
+        except csv.Error as exc:
+            raise TrainingFileError(f"{path}:{reader.line_num}: {exc}") from None
+    if not header or not any(h.strip() for h in header):
+        raise TrainingFileError(f"{path}:1: no header line: the first line names the columns")
+    return header, rows, lines
+
+
+def _read_jsonl(path: Path) -> tuple[list[str], list[list[Any]], list[int]]:
+    header: list[str] | None = None
+    rows, lines = [], []
+    with open(path, encoding="utf-8-sig") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TrainingFileError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise TrainingFileError(
+                    f"{path}:{number}: a JSON {type(record).__name__}, but every line must be an "
+                    'object such as {"sentence1": "...", "sentence2": "...", "score": 4.2}'
+                )
+            if header is None:
+                header = list(record)
+            elif list(record) != header and set(record) != set(header):
+                raise TrainingFileError(
+                    f"{path}:{number}: keys {list(record)}, but line {lines[0]} has {header}: "
+                    "every line needs the same keys"
+                )
+            rows.append([record[k] for k in header])
+            lines.append(number)
+    return header or [], rows, lines
+
+
+def read_table(path: str | Path) -> TrainingFile:
+    """A user's training file (:data:`sbert_tutor.commands.train.FILE_FORMAT`): ``.tsv`` / ``.csv`` with a header line
+    (quotes are text in TSV) or ``.jsonl`` (one JSON object a line).
+
+    Raises:
+        FileNotFoundError: no such file.
+        TrainingFileError: a line that does not fit (``FILE:LINE: ...``), no header, no rows.
+    """
+    p = Path(path)
+    kind = _file_kind(p)
+    if kind is None:
         raise ValueError(f"cannot read {p}: use a .tsv, .csv or .jsonl file with a header")
-    return DataTable(frame, source=f"file {p}", files=(str(p),))
+    if not p.is_file():
+        raise FileNotFoundError(f"no such training file: {p}")
+    try:
+        header, rows, lines = _read_jsonl(p) if kind == "jsonl" else _read_delimited(p, kind)
+    except UnicodeDecodeError as exc:
+        raise TrainingFileError(f"{p}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
+    if not rows:
+        raise TrainingFileError(f"{p}:2: no data rows after the header: add at least one")
+    frame = pd.DataFrame(rows, columns=header)
+    return TrainingFile(frame, source=f"file {p}", files=(str(p),), lines=tuple(lines))
+
+
+def looks_like_a_file(name: str) -> bool:
+    """Whether ``--train NAME`` means a file: a known suffix or a folder in it."""
+    path = Path(name)
+    return path.suffix.lower() in FILE_SUFFIXES or len(path.parts) > 1
 
 
 def check_training_source(name: str) -> str | None:
     """``None`` for an existing data file, else the checked name of a set in :data:`TRAIN_SETS`.
 
     Raises:
+        FileNotFoundError: ``name`` looks like a file (a known suffix, or a folder in it) that
+            is not there.
         ValueError: neither a file nor a known set; the message suggests the closest name.
     """
     path = Path(name)
-    if path.suffix and path.is_file():
+    if path.is_file():
         return None
+    if looks_like_a_file(name):
+        raise FileNotFoundError(
+            f"no such training file: {name} (looked in {Path.cwd()}); the named sets are "
+            f"{', '.join(TRAIN_SETS)}"
+        )
     return check_choice(
         name, TRAIN_SETS, "training set", other=" or a path to a .tsv/.csv/.jsonl file"
     )
