@@ -23,6 +23,7 @@ from sbert_tutor.evaluation.transfer import (
     senteval_order,
     stratified_folds,
 )
+from sbert_tutor.validation import OptionError
 from tests.conftest import needs_data, save_tiny_encoder
 
 
@@ -270,8 +271,44 @@ def test_cli_eval_transfer_json(tmp_path, tiny_bert, capsys):
     assert payload["tasks"]["mrpc"]["n_train"] == 60 and payload["tasks"]["mrpc"]["f1"] is not None
     prov = payload["provenance"]
     assert prov["protocol"]["kfold"] == 3 and prov["protocol"]["max_items"] == 60
+    assert payload["table"][0]["protocol"] == "3-fold CV, inner 3-fold CV for L2"
+    assert payload["tasks"]["mrpc"]["protocol"] == "(|u-v|, u*v); 3-fold CV on train for L2, test"
+    assert "3-fold CV" in printed and "10-fold" not in printed
     assert any(f.endswith("custrev.pos") for f in prov["data_files"])
     assert all(len(digest) == 64 for digest in prov["data_files"].values())
+
+
+def test_the_protocol_records_the_folds_it_ran():
+    X, y = _separable(60, d=6, seed=4)
+    sentences = [f"item {i}" for i in range(len(y))]
+    encoder = LookupEncoder(dict(zip(sentences, X, strict=True)))
+    task = _task("mr", {"all": TransferSplit(sentences, y)})
+    result = evaluate_task(encoder, task, k=5, classifier="lbfgs")
+    assert result.protocol == "5-fold CV, inner 5-fold CV for L2" and len(result.folds) == 5
+    assert results_table({"mr": result})["protocol"].tolist() == [result.protocol]
+
+
+def test_too_few_items_for_the_folds_names_the_task_and_what_to_change():
+    sentences = [f"item {i}" for i in range(12)]
+    encoder = LookupEncoder({s: np.ones(4) for s in sentences})
+    y = np.array([0] * 9 + [1] * 3)
+    task = _task("cr", {"all": TransferSplit(sentences, y)})
+    with pytest.raises(OptionError, match=r"task 'cr': 5-fold.*class 1 has 3.*max_items=20.*k=3"):
+        evaluate_task(encoder, task, k=5, classifier="lbfgs")
+    assert encoder.calls == []  # refused before encoding
+
+
+@needs_data
+@pytest.mark.usefixtures("single_thread")
+def test_cli_names_the_task_and_the_flags_when_max_items_breaks_a_fold(tmp_path, tiny_bert, capsys):
+    from sbert_tutor.cli import main
+
+    model = save_tiny_encoder(tiny_bert, tmp_path / "tiny")
+    argv = ["eval-transfer", "--model", model, "--tasks", "cr", "--max-items", "6"]
+    assert main([*argv, "--kfold", "5", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert "sbert-tutor: error: task 'cr': 5-fold cross-validation" in err
+    assert "--max-items" in err and "--kfold" in err and "max_items=" not in err
 
 
 def test_cli_rejects_a_bad_grid(capsys):

@@ -64,7 +64,7 @@ from sbert_tutor.data.senteval import (
 )
 from sbert_tutor.embedding import encode_texts
 from sbert_tutor.results import Result
-from sbert_tutor.validation import check_choice
+from sbert_tutor.validation import OptionError, check_choice
 
 #: L2 strengths per training item tried by validation: SentEval's weight-decay grid.
 L2_GRID: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
@@ -78,15 +78,22 @@ TOL = 1e-5
 MAX_ITER = 5000
 #: The classifiers that fit the probe (module docstring).
 CLASSIFIERS = ("senteval", "lbfgs")
+#: Each task's protocol in words; ``{k}`` is the number of folds (:func:`protocol`).
 PROTOCOLS = {
-    "mr": "10-fold CV, inner 10-fold CV for L2",
-    "cr": "10-fold CV, inner 10-fold CV for L2",
-    "subj": "10-fold CV, inner 10-fold CV for L2",
-    "mpqa": "10-fold CV, inner 10-fold CV for L2",
+    "mr": "{k}-fold CV, inner {k}-fold CV for L2",
+    "cr": "{k}-fold CV, inner {k}-fold CV for L2",
+    "subj": "{k}-fold CV, inner {k}-fold CV for L2",
+    "mpqa": "{k}-fold CV, inner {k}-fold CV for L2",
     "sst2": "train, L2 on dev, test",
-    "trec": "10-fold CV on train for L2, test",
-    "mrpc": "(|u-v|, u*v); 10-fold CV on train for L2, test",
+    "trec": "{k}-fold CV on train for L2, test",
+    "mrpc": "(|u-v|, u*v); {k}-fold CV on train for L2, test",
 }
+
+
+def protocol(task: str, k: int = KFOLD) -> str:
+    """A task's protocol in words with the folds it ran, e.g. ``"5-fold CV, inner 5-fold CV for
+    L2"`` for ``protocol("mr", 5)``."""
+    return PROTOCOLS[task].format(k=k)
 
 
 # ------------------------------------------------------------------------------ the protocol
@@ -564,6 +571,27 @@ def _classify(
     return result
 
 
+def _check_folds(task: str, y: dict[str, np.ndarray], k: int) -> None:
+    """Refuse, naming the task, a ``k``-fold cross-validation its items cannot fill: every class
+    of the cross-validated split needs ``k`` items (a small ``max_items`` can leave fewer)."""
+    split = "all" if "all" in y else "train" if "dev" not in y else None
+    if split is None:  # SST-2: a dev split, no cross-validation
+        return
+    classes, counts = np.unique(y[split], return_counts=True)
+    if k < 2 or counts.min() < k:
+        smallest = classes[int(counts.argmin())]
+        raise OptionError(
+            f"task {task!r}: {k}-fold cross-validation needs k >= 2 and at least k items of "
+            f"every class in its {split!r} split, but class {smallest} has {counts.min()} "
+            f"({len(y[split])} items): keep more items, e.g. {{max_items}}, or use fewer folds, "
+            "e.g. {k}",
+            {
+                "max_items": int(np.ceil(k * len(y[split]) / max(1, counts.min()))),
+                "k": max(2, min(k, int(counts.min()))),
+            },
+        )
+
+
 def evaluate_task(
     encoder: Any,
     data: TransferTask,
@@ -579,6 +607,7 @@ def evaluate_task(
     grid = _check_grid(l2_grid)
     _check_classifier(classifier)
     splits = {name: _ordered(split) for name, split in data.splits.items()}
+    _check_folds(data.name, {name: np.asarray(split.labels) for name, split in splits.items()}, k)
     texts = [s for split in splits.values() for s in split.sentences + (split.sentences2 or [])]
     start = time.perf_counter()
     index, emb, n_empty = encode_once(encoder, texts, batch_size, show_progress_bar)
@@ -587,7 +616,7 @@ def evaluate_task(
     y = {name: split.labels for name, split in splits.items()}
     common = {
         "task": data.name,
-        "protocol": PROTOCOLS[data.name],
+        "protocol": protocol(data.name, k),
         "n_sentences": len(index) - 1,
         "n_empty": n_empty,
         "source": data.source,
