@@ -56,6 +56,8 @@ EXAMPLES = {
 #: The flag that sets each keyword of the library (for errors: :func:`cli_spelling`). An
 #: objective's other options are ``--loss-option NAME=VALUE``.
 FLAGS = {
+    "train": "--train",
+    "loss": "--loss",
     "score_range": "--score-range",
     "hard_negatives": "--hard-negatives",
     "num_positives": "--num-positives",

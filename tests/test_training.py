@@ -364,7 +364,7 @@ def test_named_training_sets():
     assert groups.columns == ["anchor", "positive_1", "positive_2", "negative_1"]
     triplets = load_training_data("sick", "mnrl", {"hard_negatives": True})
     assert triplets.columns == ["anchor", "positive", "negative"]
-    with pytest.raises(ValueError, match="--loss cosine"):
+    with pytest.raises(ValueError, match="e.g. loss='cosine'.*e.g. train='nli'"):
         load_training_data("stsb", "mnrl")
     with pytest.raises(ValueError, match="not similarity scores"):
         load_training_data("nli", "cosine")

@@ -309,3 +309,18 @@ def test_sts_result_gives_its_main_number(minilm):
     result = evaluate_sts(minilm, pairs=SCORED, show_progress_bar=False)
     assert result.spearman == result.table.spearman[0] and result.primary_metric == "spearman"
     assert result.pearson == result.table.pearson[0]
+
+
+def test_a_named_set_the_loss_cannot_use_is_advised_in_the_callers_terms(encoder, tmp_path, capsys):
+    from sbert_tutor.cli import main
+
+    with pytest.raises(ValueError, match=r"e\.g\. loss='cosine'.*e\.g\. train='nli'"):
+        fit(encoder, "mnrl", "stsb", _quick())
+    argv = ["train", "--model", _model_dir(encoder, tmp_path), "--loss", "mnrl", "--train", "stsb"]
+    assert main([*argv, "--out", str(tmp_path / "o"), "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "e.g. --loss cosine" in err
+        and "e.g. --train nli" in err
+        and "=" not in err.split("error:")[1]
+    )

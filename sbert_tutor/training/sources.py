@@ -34,7 +34,7 @@ from sbert_tutor.data import nli as nli_data
 from sbert_tutor.data.sts import load_sts
 from sbert_tutor.data.table import DataTable
 from sbert_tutor.training.objectives import OBJECTIVES, Objective, objective_class
-from sbert_tutor.validation import check_choice
+from sbert_tutor.validation import OptionError, check_choice
 
 __all__ = [
     "SCORE_SETS",
@@ -220,24 +220,28 @@ def load_training_data(
     if key is None:
         return read_table(Path(name))
     if not (cls.reads_scores or cls.trains_on_nli()):
-        raise ValueError(
+        raise OptionError(
             f"no named training set carries what the {cls.name} loss needs ("
-            f"{cls.describe_inputs()}): pass --train FILE (or your own rows) with those columns"
+            f"{cls.describe_inputs()}): train on your own file or rows with those columns, "
+            "e.g. {train}",
+            {"train": "my_data.tsv"},
         )
     scores = [n for n, c in OBJECTIVES.items() if c.reads_scores]
     if key in SCORE_SETS and cls.reads_scores:
         return load_sts("stsb" if key == "stsb" else "sickr", "train")
     if key == "stsb":
-        raise ValueError(
-            f"stsb carries similarity scores, which the {cls.name} loss cannot use: use "
-            f"--loss {' or '.join(scores)}, or train on NLI (--train nli / sick) for the other "
-            "losses"
+        raise OptionError(
+            f"stsb carries similarity scores, which the {cls.name} loss cannot use: use a loss "
+            f"that reads scores ({', '.join(scores)}), e.g. {{loss}}, or train the {cls.name} "
+            "loss on NLI, e.g. {train} (or sick)",
+            {"loss": scores[0], "train": "nli"},
         )
     if cls.reads_scores:
         nli_losses = [n for n, c in OBJECTIVES.items() if c.trains_on_nli()]
-        raise ValueError(
+        raise OptionError(
             f"{key} carries entailment labels, not similarity scores: the {cls.name} loss needs "
-            f"scores (--train stsb or sick); use {', '.join(nli_losses)}"
+            f"scores, e.g. {{train}} (or sick); on {key} use one of {', '.join(nli_losses)}",
+            {"train": "stsb"},
         )
     pairs = nli_data.load_nli_train() if key == "nli" else nli_data.load_nli(key, "train")
     return cls.shape_nli(pairs, seed, options)
