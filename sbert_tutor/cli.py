@@ -68,6 +68,12 @@ FLAGS = {
     "max_examples": "--max-examples",
     "max_steps": "--max-steps",
     "batch_size": "--batch-size",
+    "epochs": "--epochs",
+    "lr": "--lr",
+    "warmup_ratio": "--warmup-ratio",
+    "max_grad_norm": "--max-grad-norm",
+    "eval_steps": "--eval-steps",
+    "save_steps": "--save-steps",
     "max_items": "--max-items",
     "k": "--kfold",
 }

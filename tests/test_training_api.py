@@ -324,3 +324,13 @@ def test_a_named_set_the_loss_cannot_use_is_advised_in_the_callers_terms(encoder
         and "e.g. --train nli" in err
         and "=" not in err.split("error:")[1]
     )
+
+
+def test_a_bad_setting_is_named_as_the_caller_set_it(encoder, tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"^batch_size=0: batch_size must be an integer >= 1$"):
+        fit(encoder, "mnrl", PAIRS, batch_size=0)
+    lines = ["sentence1\tsentence2\tscore"] + [f"{a}\t{b}\t{s}" for a, b, s in SCORED]
+    data = _write(tmp_path / "pairs.tsv", "\n".join(lines) + "\n")
+    argv = ["--train", str(data), "--score-range", "0", "5", "--warmup-ratio", "2"]
+    assert _train_cli(encoder, tmp_path, *argv) == 2
+    assert "error: --warmup-ratio 2.0: warmup_ratio must be in [0, 1]" in capsys.readouterr().err

@@ -12,6 +12,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from sbert_tutor.training.schedules import SCHEDULES
+from sbert_tutor.validation import OptionError
+
+__all__ = ["AMP_MODES", "TRAJECTORY_FIELDS", "TrainingConfig"]
 
 AMP_MODES = ("fp16", "bf16", "auto")
 
@@ -94,7 +97,7 @@ class TrainingConfig:
             if value is None and allow_none:
                 return
             if isinstance(value, bool) or int(value) != value or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+                raise OptionError(f"{{{name}}}: {name} must be an integer >= 1", {name: value})
 
         positive_int("epochs", self.epochs)
         positive_int("batch_size", self.batch_size)
@@ -103,15 +106,23 @@ class TrainingConfig:
         positive_int("save_steps", self.save_steps, allow_none=True)
         positive_int("bucket_batches", self.bucket_batches, allow_none=True)
         if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
+            raise OptionError("{lr}: the learning rate must be > 0", {"lr": self.lr})
         if not self.weight_decay >= 0:
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+            raise OptionError(
+                "{weight_decay}: weight_decay must be >= 0", {"weight_decay": self.weight_decay}
+            )
         if not 0.0 <= self.warmup_ratio <= 1.0:
-            raise ValueError(f"warmup_ratio must be in [0, 1], got {self.warmup_ratio!r}")
+            raise OptionError(
+                "{warmup_ratio}: warmup_ratio must be in [0, 1]",
+                {"warmup_ratio": self.warmup_ratio},
+            )
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
-            raise ValueError(f"max_grad_norm must be > 0 or None, got {self.max_grad_norm!r}")
+            raise OptionError(
+                "{max_grad_norm}: max_grad_norm must be > 0 (None: no clipping)",
+                {"max_grad_norm": self.max_grad_norm},
+            )
         if self.amp in ("none", "", "fp32"):
             self.amp = None
         if self.amp is not None and self.amp not in AMP_MODES:
