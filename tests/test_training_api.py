@@ -189,7 +189,8 @@ def test_cli_advice_names_the_flags(encoder, tmp_path, capsys):
     assert "--score-range 0 5" in err and "score_range" not in err
     assert _train_cli(encoder, tmp_path, "--train", str(data), "--score-range", "0", "1") == 2
     err = capsys.readouterr().err
-    assert "outside the score range (0, 1)" in err and "--score-range 0 5" in err
+    assert f"error: {data}:2: score 4.5 is outside the score range (0, 1)" in err
+    assert "--score-range 0 5" in err
     assert "CosineObjective" not in err and "score_range=" not in err
 
 
@@ -222,7 +223,7 @@ def test_train_help_documents_the_file_format(capsys):
             "null.jsonl",
             '{"s1": "a b", "s2": "c d", "score": 1}\n{"s1": null, "s2": "x", "score": 2}\n',
             2,
-            "not a string",
+            "s1 is missing (null)",
         ),
     ],
 )

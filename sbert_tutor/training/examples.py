@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,8 @@ class Examples:
         labels: ``float64`` scores or ``int64`` class ids, one per example; ``None`` if unlabelled.
         columns: a name for each text position (for messages and logs).
         source: where the data came from, in words; files: local files read (for provenance).
+        places: ``FILE:LINE`` of each example read from a training file (``None`` otherwise),
+            so that a check on the examples can name the line.
     """
 
     texts: list[tuple[str, ...]]
@@ -54,6 +56,11 @@ class Examples:
     columns: tuple[str, ...]
     source: str = "user data"
     files: tuple[Path, ...] = ()
+    places: tuple[str, ...] | None = None
+
+    def place(self, i: int) -> str:
+        """Where example ``i`` came from: ``FILE:LINE`` for a file, else ``example i``."""
+        return f"example {i}" if self.places is None else self.places[i]
 
     def __post_init__(self) -> None:
         if self.labels is not None:
@@ -76,6 +83,7 @@ class Examples:
             columns=self.columns,
             source=self.source,
             files=self.files,
+            places=None if self.places is None else tuple(self.places[i] for i in idx),
         )
 
     def fingerprint(self) -> str:
@@ -277,6 +285,8 @@ def to_examples(
             if where is None or not hasattr(exc, "row"):
                 raise
             raise ValueError(f"{where(exc.row)}: {exc.in_a_file}") from None
+        if where is not None:
+            examples = replace(examples, places=tuple(where(i) for i in range(len(examples))))
     if num_texts is not None and examples.width != num_texts:
         raise ValueError(
             f"expected {num_texts} texts per example but got {examples.width} "
@@ -344,7 +354,9 @@ def _examples_from_columns(
                         "string: drop or fill missing texts first"
                     ),
                     i,
-                    f"{c} is {type(text).__name__} ({text!r}), not a string: give it text",
+                    f"{c} is missing (null): give it text"
+                    if text is None
+                    else f"{c} is {type(text).__name__} ({text!r}), not a string: give it text",
                 )
             if not text.strip():
                 raise _row_error(

@@ -331,8 +331,8 @@ def check_in_range(examples: Examples, score_range: tuple[float, float], what: s
         i = int(outside.argmax())
         low, high = float(np.floor(examples.labels.min())), float(np.ceil(examples.labels.max()))
         raise OptionError(
-            f"{what} {examples.labels[i]:g} of example {i} is outside the score range "
-            f"({lo:g}, {hi:g}); pass the scale of your {what}s, e.g. {{score_range}}",
+            f"{examples.place(i)}: {what} {examples.labels[i]:g} is outside the score range ({lo:g}, {hi:g}); pass the scale of your "
+            f"{what}s, e.g. {{score_range}}",
             {"score_range": (_number(low), _number(high))},
         )
 

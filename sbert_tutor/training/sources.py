@@ -160,7 +160,7 @@ def read_table(path: str | Path) -> TrainingFile:
         raise TrainingFileError(f"{p}: not UTF-8 text ({exc.reason}); save it as UTF-8") from None
     if not rows:
         raise TrainingFileError(f"{p}:2: no data rows after the header: add at least one")
-    frame = pd.DataFrame(rows, columns=header)
+    frame = pd.DataFrame(rows, columns=header, dtype=object)  # a JSON null stays None
     return TrainingFile(frame, source=f"file {p}", files=(str(p),), lines=tuple(lines))
 
 
