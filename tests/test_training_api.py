@@ -335,3 +335,8 @@ def test_a_bad_setting_is_named_as_the_caller_set_it(encoder, tmp_path, capsys):
     argv = ["--train", str(data), "--score-range", "0", "5", "--warmup-ratio", "2"]
     assert _train_cli(encoder, tmp_path, *argv) == 2
     assert "error: --warmup-ratio 2.0: warmup_ratio must be in [0, 1]" in capsys.readouterr().err
+
+
+def test_a_misspelt_loss_option_names_the_nearest():
+    with pytest.raises(ValueError, match=r"no option 'scor_range'.*Did you mean 'score_range'\?"):
+        fit("no-such-model", "cosine", SCORED, objective_options={"scor_range": (0, 5)})

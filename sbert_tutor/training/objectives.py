@@ -48,6 +48,7 @@ the encoder's.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -198,19 +199,30 @@ class Objective(nn.Module):
         }
 
     @classmethod
+    def check_options(cls, options: Mapping[str, Any]) -> None:
+        """Refuse an option the objective does not take, naming the closest one.
+
+        Raises:
+            ValueError: an unknown option name.
+        """
+        known = cls.option_defaults()
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], list(known), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"the {cls.name} loss has no option {', '.join(map(repr, unknown))}; its options: "
+                f"{', '.join(known) or 'none'}.{hint}"
+            )
+
+    @classmethod
     def create(cls, embedding_dim: int | None = None, **options: Any) -> Objective:
         """Build the objective from its options; ``embedding_dim`` when ``__init__`` takes it.
 
         Raises:
             ValueError: an option the objective does not take, or a missing ``embedding_dim``.
         """
-        known = cls.option_defaults()
-        unknown = sorted(set(options) - set(known))
-        if unknown:
-            raise ValueError(
-                f"the {cls.name} loss has no option {', '.join(map(repr, unknown))}; its options: "
-                f"{', '.join(known) or 'none'}"
-            )
+        cls.check_options(options)
         if "embedding_dim" in inspect.signature(cls.__init__).parameters:
             if embedding_dim is None:
                 raise ValueError(

@@ -142,6 +142,7 @@ def fit(
     cls = objective_class(loss)
     option_names = cls.option_defaults()
     config = _with_settings(config or TrainingConfig(), settings, option_names, loss)
+    cls.check_options(objective_options or {})  # a misspelt option fails before any loading
     try:
         return _fit(
             model,
