@@ -212,7 +212,7 @@ def test_train_help_documents_the_file_format(capsys):
         ("ragged.tsv", "s1\ts2\tscore\na b\tc d\t1\ne f\tg h\n", 3, "2 field"),
         ("blank_score.tsv", "s1\ts2\tscore\na b\tc d\t1\ne f\tg h\t\n", 3, "not a number"),
         ("word_score.csv", "s1,s2,score\na b,c d,1\ne f,g h,high\n", 3, "'high', which is not"),
-        ("empty_text.csv", 's1,s2,score\na b,c d,1\n"",g h,2\n', 3, "s1 is empty"),
+        ("empty_text.csv", 's1,s2,score\na b,c d,1\n"",g h,2\n', 3, "column 's1' is empty"),
         (
             "bad.jsonl",
             '{"s1": "a b", "s2": "c d", "score": 1}\n{"s1": "e f", "s2"\n',
@@ -223,7 +223,7 @@ def test_train_help_documents_the_file_format(capsys):
             "null.jsonl",
             '{"s1": "a b", "s2": "c d", "score": 1}\n{"s1": null, "s2": "x", "score": 2}\n',
             2,
-            "s1 is missing (null)",
+            "column 's1' is missing (null)",
         ),
     ],
 )
@@ -301,7 +301,7 @@ def test_cli_eval_file(encoder, tmp_path, capsys):
         main([*argv[:-4], "--eval-file", str(bad), "--out", str(tmp_path / "o2"), "--no-progress"])
         == 2
     )
-    assert f"{bad}:2: score is 'x'" in capsys.readouterr().err
+    assert f"{bad}:2: column 'score' is 'x'" in capsys.readouterr().err
 
 
 def test_sts_result_gives_its_main_number(minilm):

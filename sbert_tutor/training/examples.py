@@ -169,7 +169,7 @@ def _scores(values: list[Any], column: str) -> np.ndarray:
             raise _row_error(
                 TypeError(f"{column}[{i}] = {value!r} is not a number"),
                 i,
-                f"{column} is {value!r}, which is not a number: fix or remove that line",
+                f"column {column!r} is {value!r}, which is not a number: fix or remove that line",
             ) from None
         if not np.isfinite(number):
             raise _row_error(
@@ -178,7 +178,7 @@ def _scores(values: list[Any], column: str) -> np.ndarray:
                     "pair or fix its label"
                 ),
                 i,
-                f"{column} is {value!r}: scores must be finite numbers; fix or remove that line",
+                f"column {column!r} is {value!r}: scores must be finite numbers; fix or remove that line",
             )
         out[i] = number
     return out
@@ -205,7 +205,7 @@ def _labels(values: list[Any], kind: str, column: str, label_names: Sequence[str
                     f"{names}; drop or fix that example"
                 ),
                 i,
-                f"{column} is {value!r}, not a class id: labels are integers >= 0{names}",
+                f"column {column!r} is {value!r}, not a class id: labels are integers >= 0{names}",
             )
         out[i] = int(number)
     if label_names is not None and len(out) and out.max() >= len(label_names):
@@ -216,7 +216,7 @@ def _labels(values: list[Any], kind: str, column: str, label_names: Sequence[str
                 f"classes ({list(label_names)}), ids 0..{len(label_names) - 1}"
             ),
             bad,
-            f"{column} is {out[bad]}, out of range: there are {len(label_names)} classes "
+            f"column {column!r} is {out[bad]}, out of range: there are {len(label_names)} classes "
             f"({list(label_names)}), ids 0..{len(label_names) - 1}",
         )
     return out
@@ -354,9 +354,9 @@ def _examples_from_columns(
                         "string: drop or fill missing texts first"
                     ),
                     i,
-                    f"{c} is missing (null): give it text"
+                    f"column {c!r} is missing (null): give it text"
                     if text is None
-                    else f"{c} is {type(text).__name__} ({text!r}), not a string: give it text",
+                    else f"column {c!r} is {type(text).__name__} ({text!r}), not a string: give it text",
                 )
             if not text.strip():
                 raise _row_error(
@@ -365,7 +365,7 @@ def _examples_from_columns(
                         "give it text"
                     ),
                     i,
-                    f"{c} is empty: remove that line or give it text",
+                    f"column {c!r} is empty: remove that line or give it text",
                 )
     texts = list(zip(*(columns[c] for c in text_columns), strict=True))
     labels = None
