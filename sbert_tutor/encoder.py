@@ -62,7 +62,7 @@ from sbert_tutor.resolve import resolve_model
 from sbert_tutor.similarity import as_matrix, cosine_matrix, paired_cosine
 from sbert_tutor.st_format import read_st_config, write_st_config
 from sbert_tutor.tokenizing import tokenizer_parallelism
-from sbert_tutor.validation import check_device, check_sentences
+from sbert_tutor.validation import check_device, check_sentences, count_blank
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +80,11 @@ OUTPUT_VALUES = ("sentence_embedding", "token_embeddings")
 
 class TruncationWarning(UserWarning):
     """Some inputs were longer than ``max_seq_length`` tokens and were cut."""
+
+
+class EmptyTextWarning(UserWarning):
+    """Some inputs of :meth:`SentenceEncoder.encode` were empty (or only spaces) and were embedded
+    as sentence-transformers embeds them: the special tokens alone."""
 
 
 @contextmanager
@@ -559,8 +564,11 @@ class SentenceEncoder(nn.Module):
         encode``) and mean what they mean there, so code written for one runs with the other.
 
         Args:
-            sentences: strings (a clear error names the first bad item). A single string gives a
-                single vector ``[d]``; an empty list gives an empty result (``[0, d]``).
+            sentences: strings (a clear error names the first one that is not: ``None``, a
+                number). A single string gives a single vector ``[d]``; an empty list gives an
+                empty result (``[0, d]``). An empty string is embedded as sentence-transformers
+                embeds it (the special tokens alone), with one :class:`EmptyTextWarning` that
+                counts them, so one empty field does not stop a whole corpus.
             batch_size: sentences per forward pass.
             prompt_name: an instruction put before every sentence, by its name in the model's
                 ``prompts``; the model's default prompt applies otherwise.
@@ -593,7 +601,10 @@ class SentenceEncoder(nn.Module):
                 ``None``: on CUDA only. Same embeddings as the serial path.
         """
         single = isinstance(sentences, str)
-        items = check_sentences([sentences] if single else sentences, allow_empty=True)
+        items = check_sentences(
+            [sentences] if single else sentences, allow_empty=True, allow_blank=True
+        )
+        _warn_blank(items)
         tokens_out = _check_output(
             len(items), batch_size, output_value, precision, truncate_dim, self.embedding_dim
         )
@@ -818,6 +829,19 @@ def _convert(
     return value[0] if single else value
 
 
+def _warn_blank(items: Sequence[str]) -> None:
+    """One :class:`EmptyTextWarning` counting the empty strings of an :meth:`encode` call."""
+    count, first = count_blank(items)
+    if count:
+        warnings.warn(
+            f"{count} of {len(items)} inputs are empty strings (or only spaces; the first is "
+            f"sentences[{first}]); they are embedded as sentence-transformers embeds them (the "
+            "special tokens alone), which carries no meaning: drop or fill them if that matters",
+            EmptyTextWarning,
+            stacklevel=3,
+        )
+
+
 def _warn_truncated(truncated: int, total: int, max_seq_length: int) -> None:
     if truncated:
         warnings.warn(
@@ -826,3 +850,17 @@ def _warn_truncated(truncated: int, total: int, max_seq_length: int) -> None:
             TruncationWarning,
             stacklevel=3,
         )
+
+
+__all__ = [
+    "ENCODER_ONLY_CLASSES",
+    "OUTPUT_VALUES",
+    "PROGRESS_THRESHOLD",
+    "EmptyTextWarning",
+    "SentenceEncoder",
+    "TruncationWarning",
+    "default_device",
+    "default_max_seq_length",
+    "load_transformer",
+    "quiet_transformers",
+]

@@ -70,12 +70,19 @@ class OptionError(ValueError):
 
 
 def check_sentences(
-    sentences: object, name: str = "sentences", *, allow_empty: bool = False
+    sentences: object,
+    name: str = "sentences",
+    *,
+    allow_empty: bool = False,
+    allow_blank: bool = False,
 ) -> list[str]:
-    """Return ``sentences`` as a list of non-empty strings, or raise a helpful error.
+    """Return ``sentences`` as a list of strings, or raise a helpful error.
 
     A single string is rejected (rather than silently treated as a list of characters). An empty
-    list is an error unless ``allow_empty`` (``encode([])`` returns an empty result).
+    list is an error unless ``allow_empty`` (``encode([])`` returns an empty result). An empty or
+    whitespace-only string is an error unless ``allow_blank`` (``encode`` embeds it, as
+    sentence-transformers does, and warns with a count: see :func:`count_blank`). ``None`` and
+    non-strings are always a ``TypeError`` naming the first one.
     """
     if isinstance(sentences, str):
         raise TypeError(
@@ -92,12 +99,18 @@ def check_sentences(
                 f"{name}[{i}] is {type(s).__name__} ({s!r}), not str: every item must be a string "
                 "(drop or fill missing values before encoding)"
             )
-        if not s.strip():
+        if not allow_blank and not s.strip():
             raise ValueError(
                 f"{name}[{i}] is an empty string: an empty sentence has no meaning to embed; "
                 "remove it or replace it with text"
             )
     return items
+
+
+def count_blank(sentences: Sequence[str]) -> tuple[int, int | None]:
+    """``(number of empty or whitespace-only strings, position of the first)``; ``None`` if none."""
+    blank = [i for i, s in enumerate(sentences) if not s.strip()]
+    return len(blank), (blank[0] if blank else None)
 
 
 def check_pairs(pairs: object, name: str = "pairs") -> tuple[list[str], list[str]]:
@@ -231,3 +244,14 @@ def check_device(device: object) -> Any:
                 "use device='cpu' or 'cuda'"
             )
     return dev
+
+
+__all__ = [
+    "check_choice",
+    "check_device",
+    "check_pairs",
+    "check_same_length",
+    "check_scores",
+    "check_sentences",
+    "count_blank",
+]

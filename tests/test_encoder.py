@@ -82,13 +82,26 @@ def test_reads_sentence_transformers_config(minilm):
     [
         (["fine", None], TypeError, r"sentences\[1\] is NoneType"),
         (["fine", 3], TypeError, r"sentences\[1\] is int"),
-        (["fine", "   "], ValueError, r"sentences\[1\] is an empty string"),
         (None, TypeError, "list of strings"),
     ],
 )
 def test_bad_inputs(minilm, bad, error, match):
     with pytest.raises(error, match=match):
         minilm.encode(bad)
+
+
+def test_empty_strings_are_embedded_as_sentence_transformers_does(minilm, st_minilm):
+    from sbert_tutor.encoder import EmptyTextWarning
+
+    texts = ["A passage.", "", "Another one.", "   "]
+    with pytest.warns(EmptyTextWarning, match=r"2 of 4 inputs are empty.*sentences\[1\]") as seen:
+        ours = minilm.encode(texts)
+    assert len([w for w in seen if w.category is EmptyTextWarning]) == 1
+    np.testing.assert_allclose(ours[1], st_minilm.encode(""), atol=1e-6)
+    np.testing.assert_allclose(ours[3], st_minilm.encode(""), atol=1e-6)
+    np.testing.assert_allclose(ours[[0, 2]], st_minilm.encode([texts[0], texts[2]]), atol=1e-6)
+    with pytest.warns(EmptyTextWarning, match="1 of 1"):
+        np.testing.assert_allclose(minilm.encode(""), st_minilm.encode(""), atol=1e-6)
 
 
 def test_save_roundtrip_with_sentence_transformers(minilm, st_minilm, tmp_path):
