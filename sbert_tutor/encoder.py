@@ -59,7 +59,12 @@ from sbert_tutor.model_card import model_card
 from sbert_tutor.pooling import check_pooling, pool, pooled_dim
 from sbert_tutor.quantize import check_precision, quantize_embeddings
 from sbert_tutor.resolve import resolve_model
-from sbert_tutor.similarity import as_matrix, cosine_matrix, paired_cosine
+from sbert_tutor.similarity import (
+    as_matrix,
+    check_similarity_fn_name,
+    paired_similarity,
+    similarity_matrix,
+)
 from sbert_tutor.st_format import read_st_config, write_st_config
 from sbert_tutor.tokenizing import tokenizer_parallelism
 from sbert_tutor.validation import check_device, check_sentences, count_blank
@@ -157,11 +162,19 @@ class SentenceEncoder(nn.Module):
         compute_dtype: the arithmetic :meth:`encode` runs in unless told otherwise: ``"auto"``,
             ``"fp32"``, ``"fp16"``, ``"bf16"`` (:mod:`sbert_tutor.compute`); ``None`` (default): the
             weights' own dtype, fp32 as loaded.
+        truncate_dim: keep the first ``k`` dimensions in every :meth:`encode` that does not say
+            otherwise (sentence-transformers' ``truncate_dim``, for Matryoshka models).
+        similarity_fn_name: ``"cosine"`` (default), ``"dot"``, ``"euclidean"`` or
+            ``"manhattan"``: what :meth:`similarity` and :meth:`similarity_pairwise` compute and
+            what sentence-transformers' evaluators score with.
 
     Attributes:
         training_history: one entry a :func:`~sbert_tutor.training.recipe.fit` run on this
             encoder, oldest first (its loss, data, settings, final loss and evaluations, without
             the loss curve); :meth:`save` writes it into the model card.
+        model_card_data: an :class:`EvaluationLog`; sentence-transformers' evaluators, called on
+            this encoder, record their metrics there (``model.model_card_data.
+            set_evaluation_metrics``), as they do on a ``SentenceTransformer``.
         cudnn_attention: ``None`` (default) leaves cuDNN's attention kernel out of :meth:`encode`
             on CUDA under fp16/bf16, where it plans again for every new batch shape
             (:mod:`sbert_tutor.compute`); ``True`` allows it (torch's own choice); ``False``
@@ -188,6 +201,8 @@ class SentenceEncoder(nn.Module):
         default_prompt_name: str | None = None,
         include_prompt: bool = True,
         compute_dtype: str | torch.dtype | None = None,
+        truncate_dim: int | None = None,
+        similarity_fn_name: str | None = None,
     ) -> None:
         super().__init__()
         self.model = model
@@ -214,7 +229,17 @@ class SentenceEncoder(nn.Module):
         self.compute_dtype = compute_dtype
         self.cudnn_attention: bool | None = None
         self.training_history: list[dict[str, Any]] = []
+        self.model_card_data = EvaluationLog()
         self._check_dense_sizes()
+        if truncate_dim is not None and not 0 < truncate_dim <= self.embedding_dim:
+            raise ValueError(
+                f"truncate_dim must be between 1 and the embedding size {self.embedding_dim}, "
+                f"got {truncate_dim}"
+            )
+        self.truncate_dim = truncate_dim
+        self._similarity_fn_name: str | None = None
+        if similarity_fn_name is not None:
+            self.similarity_fn_name = similarity_fn_name
 
     # ------------------------------------------------------------------ loading / saving
     @classmethod
@@ -226,6 +251,11 @@ class SentenceEncoder(nn.Module):
         normalize: bool | None = None,
         device: str | torch.device | None = None,
         compute_dtype: str | torch.dtype | None = None,
+        *,
+        revision: str | None = None,
+        cache_folder: str | Path | None = None,
+        truncate_dim: int | None = None,
+        similarity_fn_name: str | None = None,
     ) -> SentenceEncoder:
         """Load a plain Hugging Face model or a sentence-transformers folder of any version.
 
@@ -240,6 +270,12 @@ class SentenceEncoder(nn.Module):
         :func:`sbert_tutor.resolve.resolve_model`. ``compute_dtype`` sets ``encoder.compute_dtype``
         (e.g. ``"auto"``: bf16/fp16 mixed precision on a GPU for every :meth:`encode`).
 
+        The keyword-only arguments are sentence-transformers' (``SentenceTransformer(...)``), with
+        its meaning: ``revision`` a hub branch, tag or commit (only the hub can give one; a local
+        folder with ``revision`` is a ``ValueError``); ``cache_folder`` where hub downloads go;
+        ``truncate_dim`` the dimensions every :meth:`encode` keeps; ``similarity_fn_name``
+        overrides the folder's (``config_sentence_transformers.json``; cosine when it names none).
+
         Raises:
             ValueError: an unknown pooling, or a device this machine does not have.
             NotImplementedError: the folder needs a module sbert_tutor does not run (the message
@@ -250,7 +286,7 @@ class SentenceEncoder(nn.Module):
         if pooling is not None:
             pooling = check_pooling(pooling)
         target = check_device(device) if device is not None else default_device()
-        resolved = resolve_model(name_or_path)
+        resolved = resolve_model(name_or_path, revision=revision, cache_folder=cache_folder)
         st = read_st_config(resolved.path, pooling=pooling)
         folder = st.transformer_path if st else resolved.path
         with quiet_transformers():
@@ -276,6 +312,10 @@ class SentenceEncoder(nn.Module):
             default_prompt_name=st.default_prompt_name if st else None,
             include_prompt=st.include_prompt if st else True,
             compute_dtype=compute_dtype,
+            truncate_dim=truncate_dim,
+            similarity_fn_name=similarity_fn_name
+            if similarity_fn_name is not None
+            else (st.similarity_fn_name if st else None),
         )
         logger.info(
             "loaded %s from %s (%s; pooling=%s, normalize=%s, max_seq_length=%d)",
@@ -315,6 +355,7 @@ class SentenceEncoder(nn.Module):
             include_prompt=self.include_prompt,
             prompts=self.prompts,
             default_prompt_name=self.default_prompt_name,
+            similarity_fn_name=self._similarity_fn_name,
         )
         (folder / "sbert_tutor.json").write_text(json.dumps(self.describe(), indent=2))
         card = model_card(self.describe(), self.model, self.training_history, folder)
@@ -337,6 +378,8 @@ class SentenceEncoder(nn.Module):
             prompts=self.prompts,
             default_prompt_name=self.default_prompt_name,
             include_prompt=self.include_prompt,
+            truncate_dim=self.truncate_dim,
+            similarity_fn_name=self._similarity_fn_name,
         )
         encoder.training_history = list(self.training_history)
         return encoder
@@ -363,6 +406,26 @@ class SentenceEncoder(nn.Module):
             return int(self.dense[-1].out_features)
         return pooled_dim(self.pooling, int(self.model.config.hidden_size))
 
+    def get_embedding_dimension(self) -> int:
+        """sentence-transformers' name: the size :meth:`encode` returns, ``truncate_dim`` when set."""
+        return self.embedding_dim if self.truncate_dim is None else self.truncate_dim
+
+    def get_sentence_embedding_dimension(self) -> int:
+        """sentence-transformers' older name of :meth:`get_embedding_dimension` (the same value;
+        6.x still answers to it)."""
+        return self.get_embedding_dimension()
+
+    @property
+    def similarity_fn_name(self) -> str:
+        """sentence-transformers' ``similarity_fn_name``: ``"cosine"`` unless set (to ``"dot"``,
+        ``"euclidean"`` or ``"manhattan"``, or by the model folder); :meth:`similarity` and
+        :meth:`similarity_pairwise` compute it."""
+        return self._similarity_fn_name or "cosine"
+
+    @similarity_fn_name.setter
+    def similarity_fn_name(self, value: str | None) -> None:
+        self._similarity_fn_name = None if value is None else check_similarity_fn_name(value)
+
     def describe(self) -> dict[str, Any]:
         """The settings that determine the embeddings (recorded with every result)."""
         info: dict[str, Any] = {
@@ -379,6 +442,10 @@ class SentenceEncoder(nn.Module):
             info["default_prompt"] = self.prompts[self.default_prompt_name]
         if self.compute_dtype is not None:
             info["compute_dtype"] = str(self.compute_dtype).replace("torch.", "")
+        if self.truncate_dim is not None:
+            info["truncate_dim"] = self.truncate_dim
+        if self._similarity_fn_name is not None:
+            info["similarity_fn_name"] = self._similarity_fn_name
         return info
 
     # ------------------------------------------------------------------ tokenisation
@@ -547,7 +614,7 @@ class SentenceEncoder(nn.Module):
         prompt: str | None = None,
         show_progress_bar: bool | None = None,
         output_value: str | None = "sentence_embedding",
-        precision: str = "float32",
+        precision: str | None = "float32",
         convert_to_numpy: bool = True,
         convert_to_tensor: bool = False,
         device: str | torch.device | None = None,
@@ -576,15 +643,17 @@ class SentenceEncoder(nn.Module):
             show_progress_bar: tqdm bar; ``None`` shows one for more than 2,048 sentences.
             output_value: ``"sentence_embedding"``, or ``"token_embeddings"``: one
                 ``[tokens, hidden]`` tensor a sentence.
-            precision: ``"float32"``, ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"``
-                (:mod:`sbert_tutor.quantize`; int8/uint8 ranges come from this call's embeddings).
+            precision: ``"float32"`` (or ``None``, as sentence-transformers' evaluators pass it),
+                ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"`` (:mod:`sbert_tutor.quantize`;
+                int8/uint8 ranges come from this call's embeddings).
             convert_to_numpy: ``False`` (and no tensor): a list of 1-D tensors.
             convert_to_tensor: one ``torch.Tensor`` on the compute device.
             device: where to run; ``None`` keeps the model's device. The model goes back to its
                 device afterwards; a device this machine lacks is a ``ValueError`` before any work.
             normalize_embeddings: ``True``: :math:`u / \lVert u \rVert_2`, after ``truncate_dim``.
                 ``False`` adds nothing: a model that normalises (``normalize``) still does.
-            truncate_dim: keep the first ``k`` dimensions (Matryoshka models).
+            truncate_dim: keep the first ``k`` dimensions (Matryoshka models); ``None``: the
+                encoder's ``truncate_dim`` (all dimensions unless set).
             sort_by_length: smart batching (sort by token count); ``False`` keeps input order,
                 which only exists to measure what sorting buys (book: computational efficiency).
             compute_dtype: ``"auto"``, ``"fp32"``, ``"fp16"`` or ``"bf16"`` (or a torch dtype):
@@ -601,6 +670,10 @@ class SentenceEncoder(nn.Module):
                 ``None``: on CUDA only. Same embeddings as the serial path.
         """
         single = isinstance(sentences, str)
+        if precision is None:
+            precision = "float32"
+        if truncate_dim is None:
+            truncate_dim = self.truncate_dim
         items = check_sentences(
             [sentences] if single else sentences, allow_empty=True, allow_blank=True
         )
@@ -730,26 +803,85 @@ class SentenceEncoder(nn.Module):
                 self.to(home)
             self.train(was_training)
 
-    def similarity(self, embeddings1: Any, embeddings2: Any) -> torch.Tensor:
-        r"""Cosine similarity of every pair of rows: ``[n, m]``, as sentence-transformers'
-        ``model.similarity`` (whose default function is cosine).
+    def encode_query(
+        self, sentences: str | Sequence[str], batch_size: int = 32, **encode_kwargs: Any
+    ) -> Any:
+        """:meth:`encode` for queries, as sentence-transformers' ``encode_query``: with neither
+        ``prompt_name`` nor ``prompt`` given, the model's prompt named ``"query"``, and no prompt
+        when it has none (never the default prompt: a sentence-transformers 6.x model always
+        carries a ``"query"`` prompt, ``""`` unless its folder sets one). Every other keyword
+        goes to :meth:`encode` unchanged, which refuses one it does not know (``TypeError``)."""
+        return self.encode(sentences, batch_size, **self._role_prompt("query", encode_kwargs))
 
-        :math:`S_{ij} = \cos(a_i, b_j) = a_i \cdot b_j / (\lVert a_i \rVert \lVert b_j \rVert)`,
-        computed by :func:`sbert_tutor.similarity.cosine_matrix` (in float64 on the CPU) and
+    def encode_document(
+        self, sentences: str | Sequence[str], batch_size: int = 32, **encode_kwargs: Any
+    ) -> Any:
+        """:meth:`encode` for documents, as sentence-transformers' ``encode_document``: with
+        neither ``prompt_name`` nor ``prompt`` given, the model's prompt named ``"document"``, and
+        no prompt when it has none (as :meth:`encode_query`; sentence-transformers 6.x would try
+        ``"passage"`` and ``"corpus"`` only for a model without a ``"document"`` prompt, which its
+        loader never leaves). Every other keyword goes to :meth:`encode` unchanged, which
+        refuses one it does not know."""
+        return self.encode(sentences, batch_size, **self._role_prompt("document", encode_kwargs))
+
+    def _role_prompt(self, role: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` with the prompt of ``role`` (``""`` when the model has none) when the caller
+        chose no prompt: sentence-transformers' rule for ``encode_query`` / ``encode_document``."""
+        if kwargs.get("prompt_name") is None and kwargs.get("prompt") is None:
+            return {**kwargs, "prompt": self.prompts.get(role, "")}
+        return kwargs
+
+    def similarity(self, embeddings1: Any, embeddings2: Any) -> torch.Tensor:
+        r"""Similarity of every pair of rows, ``[n, m]``, by ``similarity_fn_name``, as
+        sentence-transformers' ``model.similarity``.
+
+        Cosine (the default) is :math:`S_{ij} = a_i \cdot b_j / (\lVert a_i \rVert \lVert b_j
+        \rVert)`; ``dot``, ``euclidean`` (negated distance) and ``manhattan`` (negated) are
+        :func:`sbert_tutor.similarity.similarity_matrix`, computed in float64 on the CPU and
         returned as a float32 CPU tensor. Inputs: arrays or tensors ``[n, d]`` or ``[d]``, or
         lists of 1-D ones (what :meth:`encode` returns for each of its output types).
         """
         return torch.from_numpy(
-            cosine_matrix(as_matrix(embeddings1), as_matrix(embeddings2))
+            similarity_matrix(
+                as_matrix(embeddings1), as_matrix(embeddings2), self.similarity_fn_name
+            )
         ).float()
 
     def similarity_pairwise(self, embeddings1: Any, embeddings2: Any) -> torch.Tensor:
-        r"""Cosine similarity of aligned rows: ``[n]`` with :math:`\cos(a_i, b_i)`, as
+        r"""Similarity of aligned rows, ``[n]``, by ``similarity_fn_name``, as
         sentence-transformers' ``model.similarity_pairwise``
-        (:func:`sbert_tutor.similarity.paired_cosine`; float32 CPU tensor)."""
+        (:func:`sbert_tutor.similarity.paired_similarity`; float32 CPU tensor)."""
         return torch.from_numpy(
-            paired_cosine(as_matrix(embeddings1), as_matrix(embeddings2))
+            paired_similarity(
+                as_matrix(embeddings1), as_matrix(embeddings2), self.similarity_fn_name
+            )
         ).float()
+
+
+class EvaluationLog:
+    """Where sentence-transformers' evaluators leave their metrics when they run on a
+    :class:`SentenceEncoder` (its ``model_card_data``; a ``SentenceTransformer`` keeps them in its
+    model card data the same way). ``results`` holds one entry a call, oldest first: the
+    evaluator's class name, its metrics, epoch and step. Kept in memory only (not saved)."""
+
+    def __init__(self) -> None:
+        self.results: list[dict[str, Any]] = []
+
+    def set_evaluation_metrics(
+        self, evaluator: Any, metrics: dict[str, Any], epoch: int = 0, step: int = 0
+    ) -> None:
+        """Record one evaluation (the method sentence-transformers' evaluators call)."""
+        self.results.append(
+            {
+                "evaluator": type(evaluator).__name__,
+                "metrics": dict(metrics),
+                "epoch": epoch,
+                "step": step,
+            }
+        )
+
+    def __repr__(self) -> str:
+        return f"EvaluationLog({len(self.results)} results)"
 
 
 @dataclass(frozen=True)
@@ -857,6 +989,7 @@ __all__ = [
     "OUTPUT_VALUES",
     "PROGRESS_THRESHOLD",
     "EmptyTextWarning",
+    "EvaluationLog",
     "SentenceEncoder",
     "TruncationWarning",
     "default_device",

