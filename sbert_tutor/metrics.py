@@ -46,6 +46,14 @@ documents the same score is ranked by an accident of its id scheme, and tools di
 
 **Unjudged documents** (retrieved but absent from the qrels) are non-relevant, grade 0.
 
+**Ids.** Ids are compared as given: ``1`` and ``"1"`` are two ids, as in a Python dict (a run
+with ``int`` query ids scored against qrels with ``str`` ones shares no query, and
+:func:`evaluate_run` says so). :func:`run_from_topk` refuses a repeated query id or document id
+(which would merge two queries, or keep the lower of a document's scores), naming the id and its
+positions; since it keys the run by ``str(id)``, it also refuses two ids that become one string
+(``1`` and ``"1"``). The qrels readers of :mod:`sbert_tutor.data.msmarco` refuse a pair judged
+twice, naming the file and both lines.
+
 **Relevance threshold.** The binary measures (precision, recall, accuracy, RR, AP) count a
 document as relevant when its grade is :math:`\ge \tau` (``trec_eval -l``; ``rel=`` in
 ``ir_measures``). nDCG ignores :math:`\tau` and uses the raw grades as gains, *linearly*
@@ -106,6 +114,7 @@ __all__ = [
     "Run",
     "accuracy_at_k",
     "average_precision",
+    "check_unique_ids",
     "dcg_at_k",
     "evaluate_run",
     "evaluate_run_per_query",
@@ -146,6 +155,40 @@ def _grades(judgements: Judgements) -> Mapping[str, int]:
             "judgements must be a {docid: grade} mapping or a collection of docids, not a str"
         )
     return dict.fromkeys(judgements, 1)
+
+
+def check_unique_ids(ids: Sequence[Any], what: str, as_strings: bool = False) -> None:
+    """Refuse a repeated id in ``ids``, naming it and both positions.
+
+    Ids are compared as given (``1`` and ``"1"`` are different ids; ``1`` and ``1.0`` are one, as
+    Python compares them). With ``as_strings`` (a run or qrels keyed by ``str(id)``, as
+    :func:`run_from_topk` builds), two ids with the same string form (``1`` and ``"1"``) are
+    refused too, since they would become one key.
+    """
+    first: dict[Any, int] = {}
+    for i, x in enumerate(ids):
+        try:
+            j = first.setdefault(x, i)
+        except TypeError:
+            raise TypeError(
+                f"{what}[{i}] = {x!r} is a {type(x).__name__}, which cannot be an id (use str or int)"
+            ) from None
+        if j != i:
+            raise ValueError(
+                f"{what} repeats the id {x!r} at positions {j} and {i}: each one needs its own id, "
+                "or the later one silently replaces the earlier one and every metric after it is "
+                "wrong. Remove the duplicate (or give it a distinct id)."
+            )
+    if as_strings:
+        seen: dict[str, int] = {}
+        for i, x in enumerate(ids):
+            j = seen.setdefault(str(x), i)
+            if j != i:
+                raise ValueError(
+                    f"{what}[{j}] = {ids[j]!r} and {what}[{i}] = {x!r} are different ids but the "
+                    f"same once written as a string ({str(x)!r}), which is how the run keys them: "
+                    "make the ids distinct as strings (e.g. convert all of them with str() first)."
+                )
 
 
 def _check_k(k: int | None, allow_none: bool = True) -> None:
@@ -575,6 +618,13 @@ def run_from_topk(
     Returns:
         ``{str(qid): {str(docid): float(score)}}``. Ids are converted to ``str`` because
         ``trec_eval`` breaks score ties by comparing ids as strings.
+
+    Raises:
+        ValueError: a query id or a document id is repeated (compared as given: ``1`` twice),
+            or two ids differ but are the same string (``1`` and ``"1"``, one key of the run);
+            a row of ``indices`` names one document twice; shapes or indices that do not fit.
+            The message names the id and its positions. Repeats would otherwise merge two
+            queries into one, or keep a document's lower score, and corrupt every metric.
     """
     scores = _to_numpy(scores)
     indices = _to_numpy(indices)
@@ -585,6 +635,8 @@ def run_from_topk(
         )
     if len(query_ids) != scores.shape[0]:
         raise ValueError(f"{len(query_ids)} query ids for {scores.shape[0]} rows of scores")
+    check_unique_ids(query_ids, "query_ids", as_strings=True)
+    check_unique_ids(doc_ids, "doc_ids", as_strings=True)
     n_docs = len(doc_ids)
     if indices.size and indices.max() >= n_docs:
         raise ValueError(f"an index ({indices.max()}) is out of range for {n_docs} doc_ids")
@@ -592,6 +644,13 @@ def run_from_topk(
     for qid, row_scores, row_idx in zip(query_ids, scores.tolist(), indices.tolist(), strict=True):
         docs = run.setdefault(str(qid), {})
         for s, i in zip(row_scores, row_idx, strict=True):
-            if i >= 0:
-                docs[str(doc_ids[i])] = float(s)
+            if i < 0:
+                continue
+            doc = str(doc_ids[i])
+            if doc in docs:
+                raise ValueError(
+                    f"indices of query {qid!r} hold corpus position {i} (doc id {doc_ids[i]!r}) "
+                    "twice; a top-k row lists each document once (check how it was built)"
+                )
+            docs[doc] = float(s)
     return run

@@ -319,3 +319,22 @@ def test_hub_failure_names_the_setting(monkeypatch):
     monkeypatch.delenv("SBERT_TUTOR_DATA", raising=False)
     with pytest.raises(DataNotFoundError, match="no route to host.*SBERT_TUTOR_DATA"):
         load_msmarco("msmarco-dev")
+
+
+def test_a_pair_judged_twice_is_an_error_naming_both_lines(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBERT_TUTOR_CHECK_SIZES", "0")  # a hand-made subset
+    rows = [(1, 10, 1), (2, 20, 1), (1, 10, 0)]
+    monkeypatch.setenv("SBERT_TUTOR_DATA", str(_tiny_folder(tmp_path, rows)))
+    with pytest.raises(ValueError, match=r"qrels.tsv:4: query 1 and passage 10 are judged again "
+                       r"\(first on line 2\)"):  # fmt: skip
+        load_msmarco("msmarco-dev-subset")
+
+
+def test_a_hub_pair_judged_twice_is_an_error(monkeypatch):
+    import sbert_tutor.data.msmarco as msmarco
+
+    rows = [("1", "10", 1.0), ("1", "10", 0.0)]
+    with pytest.raises(
+        ValueError, match=r"hub\[dev\]: \(1, 10\) is judged twice \(grades 1 and 0\)"
+    ):
+        msmarco._read_qrels(rows, "hub[dev]")

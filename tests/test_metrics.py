@@ -350,3 +350,41 @@ def test_partial_overlap_is_reported_and_counted_zero():
         means = evaluate_run(run, qrels, ks=(1,))
     assert w[0].filename == __file__  # points at the caller, not inside the library
     assert means["mrr@1"] == pytest.approx(1 / 3)  # trec_eval -c: missing queries score 0
+
+
+# ------------------------------------------------------------------ ids that repeat
+
+
+def test_run_from_topk_refuses_a_repeated_document_id():
+    """The issue's case: pA twice in the corpus would keep pA's lower score (0.7, not 0.9)."""
+    with pytest.raises(ValueError, match=r"doc_ids repeats the id 'pA' at positions 0 and 2"):
+        run_from_topk(["q1"], ["pA", "pB", "pA"], [[0.9, 0.8, 0.7]], [[0, 1, 2]])
+
+
+def test_run_from_topk_refuses_a_repeated_query_id():
+    """Two rows with one query id would be merged into one query."""
+    with pytest.raises(ValueError, match=r"query_ids repeats the id 'q1' at positions 0 and 1"):
+        run_from_topk(["q1", "q1"], ["a", "b"], [[0.9], [0.8]], [[0], [1]])
+    with pytest.raises(ValueError, match=r"query_ids repeats the id 7 at positions 0 and 2"):
+        run_from_topk([7, 8, 7], ["a", "b"], [[0.9], [0.8], [0.1]], [[0], [1], [1]])
+
+
+def test_run_from_topk_refuses_ids_that_are_one_string():
+    """Ids are compared as given, so 1 and "1" are two ids; the run keys them by str(), where they
+    would become one: refused, naming both."""
+    with pytest.raises(
+        ValueError, match=r"query_ids\[0\] = 1 and query_ids\[1\] = '1' are different ids"
+    ):
+        run_from_topk([1, "1"], ["a", "b"], [[0.9], [0.8]], [[0], [1]])
+    with pytest.raises(ValueError, match=r"doc_ids\[0\] = 10 and doc_ids\[1\] = '10'"):
+        run_from_topk(["q"], [10, "10"], [[0.9, 0.8]], [[0, 1]])
+    # distinct as strings: mixed types are fine
+    assert run_from_topk([1, "2"], [10, "11"], [[0.9], [0.8]], [[0], [1]]) == {
+        "1": {"10": pytest.approx(0.9)},
+        "2": {"11": pytest.approx(0.8)},
+    }
+
+
+def test_run_from_topk_refuses_a_row_that_names_a_document_twice():
+    with pytest.raises(ValueError, match=r"query 'q1' hold corpus position 1 \(doc id 'b'\) twice"):
+        run_from_topk(["q1"], ["a", "b"], [[0.9, 0.8]], [[1, 1]])

@@ -355,7 +355,13 @@ def _read_qrels(rows: Iterable[tuple[Any, Any, Any]], what: str) -> Qrels:
             raise ValueError(f"{what}: grade {grade!r} of ({qid}, {pid}) is not a number") from None
         if not value.is_integer():
             raise ValueError(f"{what}: grade {grade!r} of ({qid}, {pid}) is not an integer")
-        qrels.setdefault(str(qid), {})[str(pid)] = int(value)
+        judged = qrels.setdefault(str(qid), {})
+        if str(pid) in judged:
+            raise ValueError(
+                f"{what}: ({qid}, {pid}) is judged twice (grades {judged[str(pid)]} and "
+                f"{int(value)}): a qrels file judges each pair once; the data is damaged"
+            )
+        judged[str(pid)] = int(value)
     return qrels
 
 
@@ -384,7 +390,16 @@ def _local_topics(root: Path, name: str) -> tuple[dict[str, str], Qrels, tuple[P
 def _table_qrels(table: Table) -> Qrels:
     qrels: Qrels = {}
     grades = table.numbers("relevance", integer=True)
-    for qid, pid, grade in zip(table.column("qid"), table.column("pid"), grades, strict=True):
+    first: dict[tuple[str, str], int] = {}
+    rows = zip(table.column("qid"), table.column("pid"), grades, strict=True)
+    for i, (qid, pid, grade) in enumerate(rows):
+        j = first.setdefault((qid, pid), i)
+        if j != i:
+            raise ValueError(
+                f"{table.where(i)}: query {qid} and passage {pid} are judged again (first on line "
+                f"{table.line(j)}); a qrels file judges each pair once: remove one of the lines "
+                "(or download the file again if it should be the published one)"
+            )
         qrels.setdefault(qid, {})[pid] = grade
     return qrels
 
