@@ -146,15 +146,21 @@ METRIC_NAMES: tuple[str, ...] = ("precision", "accuracy", "recall", "mrr", "ndcg
 # --------------------------------------------------------------------------------------------
 
 
-def _grades(judgements: Judgements) -> Mapping[str, int]:
-    """A ``{docid: grade}`` view of one query's judgements (a plain collection means grade 1)."""
+def _grades(judgements: Judgements, qid: Any = None) -> Mapping[str, int]:
+    """A ``{docid: grade}`` view of one query's judgements (a plain collection means grade 1,
+    as sentence-transformers' ``{qid: {docid, ...}}`` qrels; a list may not repeat an id)."""
     if isinstance(judgements, Mapping):
         return judgements
-    if isinstance(judgements, str):
+    of = "" if qid is None else f" of query {qid!r}"
+    if isinstance(judgements, str) or not isinstance(judgements, Iterable):
         raise TypeError(
-            "judgements must be a {docid: grade} mapping or a collection of docids, not a str"
+            f"the judgements{of} must be a {{docid: grade}} mapping or a collection of relevant "
+            f"docids (grade 1), not {type(judgements).__name__}"
         )
-    return dict.fromkeys(judgements, 1)
+    items = list(judgements)
+    if not isinstance(judgements, (set, frozenset)):
+        check_unique_ids(items, f"the relevant docids{of}")
+    return dict.fromkeys(items, 1)
 
 
 def check_unique_ids(ids: Sequence[Any], what: str, as_strings: bool = False) -> None:
@@ -542,12 +548,13 @@ def evaluate_run_per_query(
     """
     ks = _check_ks(ks)
     keys = _metric_keys(ks)
-    evaluated = [q for q, g in qrels.items() if num_relevant(g, relevance_threshold) > 0]
+    graded = {q: _grades(g, q) for q, g in qrels.items()}
+    evaluated = [q for q, g in graded.items() if num_relevant(g, relevance_threshold) > 0]
     if evaluated:
         _check_overlap(run, qrels, evaluated)
     per_query: dict[str, dict[str, float]] = {}
     for qid in evaluated:
-        grades = qrels[qid]
+        grades = graded[qid]
         doc_scores = run.get(qid)
         if not doc_scores:
             per_query[qid] = dict.fromkeys(keys, 0.0)
@@ -564,7 +571,10 @@ def evaluate_run(
 
     Args:
         run: ``qid -> {docid: score}``; ranked by score descending, ties by docid descending.
-        qrels: ``qid -> {docid: grade}``; unjudged documents are non-relevant.
+        qrels: ``qid -> {docid: grade}``; unjudged documents are non-relevant. A query's
+            judgements may also be a set of relevant docids, grade 1 each (sentence-transformers'
+            ``InformationRetrievalEvaluator`` form ``{qid: {docid, ...}}``; ``trec_eval`` reads
+            such qrels with grade 1 and ``ir_measures`` agrees), or a list with no repeated id.
         ks: the cutoffs.
         relevance_threshold: lowest grade counted as relevant by the binary measures (nDCG uses
             the raw grades).

@@ -388,3 +388,28 @@ def test_run_from_topk_refuses_ids_that_are_one_string():
 def test_run_from_topk_refuses_a_row_that_names_a_document_twice():
     with pytest.raises(ValueError, match=r"query 'q1' hold corpus position 1 \(doc id 'b'\) twice"):
         run_from_topk(["q1"], ["a", "b"], [[0.9, 0.8]], [[1, 1]])
+
+
+@pytest.mark.filterwarnings("ignore::sbert_tutor.metrics.MissingQueriesWarning")
+def test_qrels_as_sets_are_relevance_one_as_in_trec_eval():
+    """sentence-transformers' qrels form {qid: {pid, ...}}: every listed id is relevant with grade
+    1, which is what trec_eval (via ir_measures) computes on the same qrels written with grade 1."""
+    qrels_graded, run = random_collection(5, n_queries=120)
+    as_sets = {q: {d for d, g in docs.items() if g >= 1} for q, docs in qrels_graded.items()}
+    as_ones = {q: dict.fromkeys(docs, 1) for q, docs in as_sets.items()}
+    ref = reference(as_ones, run, KS, 1)
+    ours = evaluate_run_per_query(run, as_sets, ks=KS)
+    assert list(ours) == list(ref) and len(ours) > 50
+    for q in ref:
+        for name, value in ref[q].items():
+            assert ours[q][name] == pytest.approx(value, abs=1e-9), (q, name)
+    assert evaluate_run(run, as_sets, ks=KS) == evaluate_run(run, as_ones, ks=KS)
+    lists = {q: sorted(docs) for q, docs in as_sets.items()}
+    assert evaluate_run(run, lists, ks=KS) == evaluate_run(run, as_ones, ks=KS)
+
+
+def test_qrels_as_a_list_may_not_repeat_an_id():
+    with pytest.raises(ValueError, match=r"relevant docids of query 'q1' repeats the id 'a'"):
+        evaluate_run({"q1": {"a": 1.0}}, {"q1": ["a", "b", "a"]})
+    with pytest.raises(TypeError, match=r"judgements of query 'q1' must be .* not int"):
+        evaluate_run({"q1": {"a": 1.0}}, {"q1": 3})
