@@ -142,6 +142,48 @@ def load_transformer(folder: str | Path) -> nn.Module:
     return cls.from_pretrained(folder)
 
 
+#: Files a Hugging Face tokenizer is read from (one of them must be in a model folder).
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer.model",
+)
+
+
+def check_tokenizer(tokenizer: Any, model: nn.Module, folder: str | Path) -> None:
+    """Refuse a tokenizer that cannot feed ``model``: one with fewer than half the tokens of the
+    model's vocabulary (``vocab_size`` in ``config.json``).
+
+    That is what a folder without its tokenizer files loads (transformers then builds a tokenizer
+    of 5 special tokens, and every word becomes ``[UNK]``), or one whose tokenizer belongs to
+    another model. A tokenizer a little smaller than the vocabulary (rows padded to a multiple of
+    8 or 64) is normal and passes. Raises ``ValueError`` naming the folder and the files.
+    """
+    vocab_size = getattr(getattr(model, "config", None), "vocab_size", None)
+    if not isinstance(vocab_size, int) or vocab_size <= 0:
+        return
+    size = len(tokenizer)
+    if size * 2 >= vocab_size:
+        return
+    here = Path(folder)
+    present = [name for name in TOKENIZER_FILES if (here / name).is_file()]
+    why = (
+        f"no tokenizer file is in {here} (none of {', '.join(TOKENIZER_FILES)})"
+        if not present
+        else f"its tokenizer files ({', '.join(present)}) do not belong to this model"
+    )
+    raise ValueError(
+        f"{here}: the tokenizer has {size} tokens but {here / 'config.json'} gives the model "
+        f"vocab_size={vocab_size}: {why}. Every word would become an unknown token and the "
+        "embeddings would be meaningless. Copy the whole model folder again, tokenizer files "
+        "included (or save the tokenizer with the model: tokenizer.save_pretrained(folder))."
+    )
+
+
 class SentenceEncoder(nn.Module):
     """Hugging Face encoder + pooling (+ dense layers) (+ L2 normalisation) = sentence embeddings.
 
@@ -277,9 +319,11 @@ class SentenceEncoder(nn.Module):
         overrides the folder's (``config_sentence_transformers.json``; cosine when it names none).
 
         Raises:
-            ValueError: an unknown pooling, or a device this machine does not have.
-            NotImplementedError: the folder needs a module sbert_tutor does not run (the message
-                names it and what to do).
+            ValueError: an unknown pooling, or a device this machine does not have; a folder
+                whose tokenizer cannot feed the model (:func:`check_tokenizer`: tokenizer files
+                missing, or far fewer tokens than the model's vocabulary).
+            NotImplementedError: the folder needs a module sbert_tutor does not run, or its
+                pooling config names no pooling mode (the message names the file and what to do).
         """
         from transformers import AutoTokenizer
 
@@ -292,6 +336,7 @@ class SentenceEncoder(nn.Module):
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(folder, **(st.tokenizer_kwargs if st else {}))
             model = load_transformer(folder)
+        check_tokenizer(tokenizer, model, folder)
         if pooling is None:
             pooling = (st.pooling if st else None) or "mean"
         if normalize is None:
@@ -986,12 +1031,14 @@ def _warn_truncated(truncated: int, total: int, max_seq_length: int) -> None:
 
 __all__ = [
     "ENCODER_ONLY_CLASSES",
+    "TOKENIZER_FILES",
     "OUTPUT_VALUES",
     "PROGRESS_THRESHOLD",
     "EmptyTextWarning",
     "EvaluationLog",
     "SentenceEncoder",
     "TruncationWarning",
+    "check_tokenizer",
     "default_device",
     "default_max_seq_length",
     "load_transformer",

@@ -281,8 +281,11 @@ def read_pooling_config(path: Path) -> tuple[str, bool]:
     """``(pooling, include_prompt)`` from a ``Pooling/config.json`` of any version.
 
     A 6.x config names ``pooling_mode`` (a string or a list); an older one sets one boolean per
-    mode, and several true booleans concatenate in :data:`LEGACY_POOLING_KEYS` order. No true
-    boolean means ``mean``, as in sentence-transformers.
+    mode, and several true booleans concatenate in :data:`LEGACY_POOLING_KEYS` order. A config
+    that names no mode (no ``pooling_mode`` and no true boolean) is refused with an
+    :class:`UnsupportedModelError` naming the file, where sentence-transformers silently uses
+    ``mean``: a damaged or hand-edited file should not choose the pooling by accident; pass
+    ``pooling="mean"`` (or another mode) to choose one.
     """
     if not path.is_file():
         raise FileNotFoundError(
@@ -290,10 +293,22 @@ def read_pooling_config(path: Path) -> tuple[str, bool]:
             "Copy the whole model folder again, or pass pooling=... to choose one."
         )
     cfg = read_json(path)
+    if not isinstance(cfg, dict):
+        raise UnsupportedModelError(
+            f"{path} holds a {type(cfg).__name__}, not a pooling config (a JSON object); copy "
+            "the model folder again, or pass pooling=... to choose one."
+        )
     if "pooling_mode" in cfg:
         raw = cfg["pooling_mode"]
     else:
-        raw = [mode for key, mode in LEGACY_POOLING_KEYS.items() if cfg.get(key)] or ["mean"]
+        raw = [mode for key, mode in LEGACY_POOLING_KEYS.items() if cfg.get(key)]
+    if raw in (None, "", []):
+        keys = ", ".join(["pooling_mode", *LEGACY_POOLING_KEYS])
+        raise UnsupportedModelError(
+            f"{path} names no pooling mode (none of {keys} is set), so it does not say how to "
+            "make a sentence embedding (sentence-transformers would silently use mean pooling). "
+            "Copy the model folder again, or pass pooling='mean' (or another mode) to choose one."
+        )
     try:
         mode = check_pooling(raw)
     except ValueError as exc:

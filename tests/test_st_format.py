@@ -20,6 +20,7 @@ import copy
 import itertools
 import json
 import os
+import shutil
 import warnings
 from pathlib import Path
 
@@ -29,7 +30,7 @@ import torch
 
 from sbert_tutor import SentenceEncoder
 from sbert_tutor.encoder import TruncationWarning
-from tests.conftest import needs_data
+from tests.conftest import needs_data, save_tiny_encoder
 from tests.test_encoder import SENTENCES
 
 st = pytest.importorskip("sentence_transformers")
@@ -420,3 +421,66 @@ def test_card_lists_the_evaluations_of_training(tiny_bert, tmp_path):
         for e in run.record.evals
     ]
     assert len(expected) == 2 and np.allclose(table, expected, atol=1e-4, rtol=0)
+
+
+# ------------------------------------------------------------------ folders that cannot work
+
+
+def test_folder_without_tokenizer_files_is_refused(minilm_path, tmp_path):
+    """Without its tokenizer files the folder used to load a 5-token tokenizer: every word [UNK]."""
+    folder = tmp_path / "no-tokenizer"
+    shutil.copytree(minilm_path, folder)
+    for name in ("tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
+        (folder / name).unlink()
+    with pytest.raises(
+        ValueError,
+        match=r"the tokenizer has 5 tokens but .*config.json gives the model vocab_size=30522: "
+        r"no tokenizer file is in .*no-tokenizer \(none of tokenizer.json, vocab.txt",
+    ):
+        SentenceEncoder.from_pretrained(folder, device="cpu")
+
+
+def test_tokenizer_far_smaller_than_the_vocabulary_is_refused(tiny_bert, tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import BertTokenizerFast
+
+    folder = Path(save_tiny_encoder(tiny_bert, tmp_path / "small-vocab"))
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *(f"w{i}" for i in range(995))]
+    wordpiece = Tokenizer(models.WordPiece({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    wordpiece.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    (folder / "vocab.txt").unlink(missing_ok=True)
+    BertTokenizerFast(tokenizer_object=wordpiece).save_pretrained(folder)  # another model's
+    with pytest.raises(ValueError, match=r"has 1000 tokens .*vocab_size=30522: its tokenizer "
+                       r"files \(tokenizer.json\) do not belong to this model"):  # fmt: skip
+        SentenceEncoder.from_pretrained(folder, device="cpu")
+
+
+def test_a_slightly_smaller_tokenizer_is_accepted(tiny_bert):
+    from sbert_tutor.encoder import check_tokenizer
+
+    model, tokenizer = tiny_bert
+    check_tokenizer(tokenizer, model, "unused")  # 30522 tokens for 30522 rows
+    model.config.vocab_size = len(tokenizer) + 64  # rows padded to a multiple: normal
+    try:
+        check_tokenizer(tokenizer, model, "unused")
+    finally:
+        model.config.vocab_size = len(tokenizer)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"word_embedding_dimension": 384},
+        {"word_embedding_dimension": 384, "pooling_mode_mean_tokens": False},
+        {"embedding_dimension": 384, "pooling_mode": []},
+    ],
+)
+def test_pooling_config_without_a_mode_is_refused(minilm_path, tmp_path, config):
+    folder = _hand_written(minilm_path, tmp_path / "m", "")
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(
+        NotImplementedError, match=r"1_Pooling/config.json names no pooling mode .*pooling='mean'"
+    ):
+        SentenceEncoder.from_pretrained(folder, device="cpu")
+    # the override rescues it, as the message says
+    assert SentenceEncoder.from_pretrained(folder, pooling="mean", device="cpu").pooling == "mean"
