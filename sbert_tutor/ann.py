@@ -74,6 +74,7 @@ FAISS is optional: ``pip install sbert-tutor[faiss]`` (or ``pip install faiss-cp
 
 from __future__ import annotations
 
+import difflib
 import math
 import time
 import warnings
@@ -158,10 +159,17 @@ def _positive_int(kind: str, name: str, value: Any) -> int:
 def _check_knobs(
     kind: str, given: Mapping[str, Any], allowed: Mapping[str, Any], what: str
 ) -> None:
+    """Refuse a knob ``kind`` does not have: a ``TypeError`` (Python's error for an unexpected
+    keyword) that lists the valid ones and names the nearest one, if any is close."""
     unknown = sorted(set(given) - set(allowed))
     if unknown:
         names = ", ".join(allowed) if allowed else "none"
-        raise ValueError(f"{kind} has no {what} knob {unknown[0]!r}; its {what} knobs: {names}")
+        lower = {name.lower(): name for name in allowed}  # efsearch, m: a case slip
+        close = difflib.get_close_matches(unknown[0].lower(), list(lower), n=1)
+        hint = f" Did you mean {lower[close[0]]!r}?" if close else ""
+        raise TypeError(
+            f"{kind} has no {what} knob {unknown[0]!r}; its {what} knobs: {names}.{hint}"
+        )
 
 
 @dataclass
@@ -209,19 +217,22 @@ class AnnIndex:
 
         Args:
             queries: ``[n_queries, d]`` (or one ``[d]`` vector) array or tensor.
-            k: results per query (at most the index size).
+            k: results per query; a ``k`` larger than the index gives all of it (``min(k, n)``
+                columns), as :func:`~sbert_tutor.search.semantic_search` does.
             **search_knobs: :data:`SEARCH_KNOBS` of this kind (``efSearch`` for HNSW,
                 ``nprobe`` for IVF; ``nprobe`` is capped by FAISS at ``nlist``); defaults as there.
 
         Returns:
-            ``(scores, ids)``: ``[n_queries, k]`` float32 scores, best first, and int64 corpus
-            row ids (``-1`` with score ``-inf`` where fewer than ``k`` were found).
+            ``(scores, ids)``: ``[n_queries, min(k, n)]`` float32 scores, best first, and int64
+            corpus row ids (``-1`` with score ``-inf`` where an approximate index found fewer).
+
+        Raises:
+            TypeError: a search knob this kind does not have (the message lists its knobs).
         """
         faiss = import_faiss()
         _check_knobs(self.kind, search_knobs, SEARCH_KNOBS[self.kind], "search")
         k = _positive_int(self.kind, "k", k)
-        if k > len(self):
-            raise ValueError(f"k={k} is larger than the index ({len(self)} vectors)")
+        k = min(k, len(self))
         x = _as_matrix(queries, "queries", self.dim)
         if self.metric == "cosine":
             x = _unit_rows(faiss, x)
@@ -341,7 +352,9 @@ def build_index(
 
     Raises:
         ImportError: FAISS is not installed (the message says how to install it).
-        ValueError: unknown kind, metric or knob; a knob that does not fit the data (``nlist``
+        TypeError: a knob this kind does not have (the message lists its knobs and names the
+            nearest; ``**knobs`` is checked against :data:`BUILD_KNOBS`, nothing is dropped).
+        ValueError: unknown kind or metric; a knob that does not fit the data (``nlist``
             larger than the number of vectors, ``m`` not dividing ``d``, too few vectors for
             ``2**nbits`` PQ centroids).
 

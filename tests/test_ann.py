@@ -271,7 +271,7 @@ def test_clear_errors():
         ValueError, match="unknown metric 'l2'; valid names: cosine, dot, euclidean"
     ):
         build_index(corpus, "flat", metric="l2")
-    with pytest.raises(ValueError, match="hnsw has no build knob 'nlist'"):
+    with pytest.raises(TypeError, match="hnsw has no build knob 'nlist'"):
         build_index(corpus, "hnsw", nlist=4)
     with pytest.raises(ValueError, match="nlist=200 is larger than the training set"):
         build_index(corpus, "ivf_flat", nlist=200)
@@ -286,15 +286,17 @@ def test_clear_errors():
             build_index(corpus, "hnsw_sq8", layout_clusters=bad)
     with pytest.raises(ValueError, match="layout_clusters=101 is larger than the corpus"):
         build_index(corpus, "hnsw", layout_clusters=101)
-    with pytest.raises(ValueError, match="ivf_flat has no build knob 'layout_clusters'"):
+    with pytest.raises(TypeError, match="ivf_flat has no build knob 'layout_clusters'"):
         build_index(corpus, "ivf_flat", layout_clusters=4)
     index = build_index(corpus, "ivf_flat", nlist=4)
-    with pytest.raises(ValueError, match="ivf_flat has no search knob 'efSearch'"):
+    with pytest.raises(TypeError, match="ivf_flat has no search knob 'efSearch'"):
         index.search(queries, k=3, efSearch=10)
+    with pytest.raises(TypeError, match=r"hnsw has no build knob 'm'; .* Did you mean 'M'\?"):
+        build_index(corpus, "hnsw", m=16)
+    with pytest.raises(TypeError, match=r"no search knob 'n_probe'.* Did you mean 'nprobe'\?"):
+        index.search(queries, k=3, n_probe=2)
     with pytest.raises(ValueError, match="positive integer"):
         index.search(queries, k=3, nprobe=0)
-    with pytest.raises(ValueError, match="larger than the index"):
-        index.search(queries, k=101)
     with pytest.raises(ValueError, match="dimension 8, the index 16"):
         index.search(queries[:, :8], k=3)
     with pytest.raises(ValueError, match="NaN or infinite"):
@@ -316,3 +318,14 @@ def test_small_training_set_warns_once_in_python():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         build_index(corpus, "ivf_flat", nlist=12)  # 600 >= 39 * 12: no warning
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+def test_k_larger_than_the_index_is_clipped_as_semantic_search(kind):
+    """k > n gives every vector, min(k, n) columns, as semantic_search's top_k > n does."""
+    queries, corpus = clustered(n=40, n_queries=3)
+    scores, ids = build_index(corpus, kind).search(queries, k=100)
+    ref_scores, ref_ids = semantic_search(queries, corpus, top_k=100, device="cpu")
+    assert ids.shape == ref_ids.shape == (3, 40)
+    np.testing.assert_array_equal(ids, ref_ids)
+    np.testing.assert_allclose(scores, ref_scores, atol=1e-5)
