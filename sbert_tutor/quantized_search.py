@@ -319,8 +319,14 @@ def quantized_search(
         backend: for the Hamming search (:func:`hamming_search`).
 
     Returns:
-        ``(scores, indices)``: best first. Scores are the rescored dot products, or without
-        rescoring the negative Hamming distance (binary) or the code inner product (int8).
+        ``(scores, indices)``: best first; ``float32`` scores (``[n_q, top_k]``) and ``int64``
+        indices, as :func:`~sbert_tutor.search.semantic_search` and sentence-transformers'
+        ``semantic_search`` return them. Scores are the rescored dot products, or without
+        rescoring the negative Hamming distance (binary) or the code inner product (int8). They
+        are computed in float64 (:func:`rescore`, :func:`code_search`) and ranked before the
+        rounding to float32, so the order is that of the exact scores; sentence-transformers'
+        ``semantic_search_faiss`` gives the same scores as Python floats of its float64 values
+        (they agree to float32 rounding, about 6e-8 relative).
     """
     check_precision(corpus_precision)
     u = np.asarray(query_embeddings)
@@ -362,6 +368,8 @@ def quantized_search(
 
         first, cand = semantic_search(u, corpus_embeddings, top_k=k, score="dot", device="cpu")
     if not rescoring:
-        return first[:, :top_k], cand[:, :top_k]
-    stored = corpus_embeddings if rescore_embeddings is None else rescore_embeddings
-    return rescore(u, cand, stored, precision, int(top_k), ranges=ranges)
+        scores, ids = first[:, :top_k], cand[:, :top_k]
+    else:
+        stored = corpus_embeddings if rescore_embeddings is None else rescore_embeddings
+        scores, ids = rescore(u, cand, stored, precision, int(top_k), ranges=ranges)
+    return np.asarray(scores, dtype=np.float32), np.asarray(ids, dtype=np.int64)

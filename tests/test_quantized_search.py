@@ -103,7 +103,8 @@ def test_binary_rescoring_matches_sentence_transformers(mult):
     st_scores, st_ids = _st_faiss(q, cb, "ubinary", 10, True, mult)
     scores, ids = quantized_search(q, cb, "ubinary", 10, rescore_multiplier=mult, backend="faiss")
     assert np.array_equal(ids, st_ids)
-    np.testing.assert_allclose(scores, st_scores, rtol=1e-12)
+    assert scores.dtype == np.float32  # ST's float64 values, rounded: float32 as semantic_search
+    np.testing.assert_allclose(scores, st_scores.astype(np.float32), rtol=0, atol=0)
 
 
 def test_binary_without_rescoring_matches_sentence_transformers():
@@ -191,7 +192,7 @@ def test_binary_search_rescored_against_int8_by_hand():
         s = values[cand] @ q[row].astype(np.float64)
         best = cand[np.argsort(-s, kind="stable")[:5]]
         assert ids[row].tolist() == best.tolist()
-        np.testing.assert_allclose(scores[row], np.sort(s)[::-1][:5], rtol=1e-12)
+        np.testing.assert_allclose(scores[row], np.sort(s)[::-1][:5].astype(np.float32), rtol=0)
 
 
 def test_rescoring_recovers_float_ranking_with_a_large_multiplier():
@@ -256,3 +257,13 @@ def test_float32_corpus_is_exact_dot_product_search():
     full = q.astype(np.float64) @ c.astype(np.float64).T
     assert np.array_equal(ids, np.argsort(-full, axis=1, kind="stable")[:, :5])
     np.testing.assert_allclose(scores, np.sort(full, axis=1)[:, ::-1][:, :5], rtol=1e-5)
+
+
+@pytest.mark.parametrize("precision", ["ubinary", "binary", "int8", "uint8", "float32"])
+@pytest.mark.parametrize("rescoring", [True, False])
+def test_scores_are_float32_and_ids_int64_as_semantic_search(precision, rescoring):
+    q, c = _data(dim=16)
+    stored = c if precision == "float32" else quantize_embeddings(c, precision)
+    ranges = np.vstack((c.min(axis=0), c.max(axis=0)))
+    scores, ids = quantized_search(q, stored, precision, 5, rescoring=rescoring, ranges=ranges)
+    assert scores.dtype == np.float32 and ids.dtype == np.int64 and scores.shape == (len(q), 5)
