@@ -43,3 +43,40 @@ def test_readme_blocks_run_as_written(tmp_path, monkeypatch, capsys):
     assert namespace["passages"][namespace["indices"][0][0]] == "A guitar usually has six strings."
     assert (tmp_path / "my-model" / "modules.json").is_file()
     assert "STSb" in capsys.readouterr().out
+
+
+def openvino_block() -> str:
+    """The README's OpenVINO example (section "Speed against sentence-transformers")."""
+    text = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    (block,) = [b for b in blocks if "to_openvino" in b]
+    return block
+
+
+def test_openvino_block_defines_every_name_it_uses():
+    """The block runs on its own: no name comes from an earlier block (it once used
+    ``sentences`` and ``train_sentences`` without defining them)."""
+    import ast
+    import builtins
+
+    tree = ast.parse(openvino_block())
+    defined = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    assert used - defined == set()
+
+
+@needs_data
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_openvino_block_runs_as_written():
+    pytest.importorskip("openvino")
+    pytest.importorskip("nncf")
+    namespace: dict = {}
+    exec(compile(openvino_block(), str(README), "exec"), namespace)
+    assert namespace["embeddings"].shape == (2, 384)
+    assert namespace["faster"].encode(namespace["sentences"]).shape == (2, 384)
