@@ -195,6 +195,9 @@ def encode_sharded(encoder: Encoder, sentences: Sequence[str], **encode_kwargs: 
     """Encode a large corpus across processes: each encodes a contiguous shard; all get the whole.
 
     Under one process this is ``encoder.encode``. Rows come back in input order.
+    ``encode_kwargs`` go to ``encoder.encode`` unchanged (``batch_size``, ``normalize_embeddings``,
+    ...): :meth:`~sbert_tutor.encoder.SentenceEncoder.encode` names its keywords, so an unknown
+    one is Python's ``TypeError`` there, never dropped.
     """
     if not is_active():
         return encoder.encode(sentences, **encode_kwargs)
@@ -209,3 +212,19 @@ def encode_sharded(encoder: Encoder, sentences: Sequence[str], **encode_kwargs: 
     pieces: list[Any] = [None] * k
     dist.all_gather_object(pieces, local)
     return np.concatenate(pieces, axis=0)
+
+
+__all__ = [
+    "JointModel",
+    "close",
+    "encode_sharded",
+    "gather_with_grad",
+    "init_from_env",
+    "is_active",
+    "launched",
+    "process_device",
+    "rank",
+    "shard",
+    "world_size",
+    "wrap",
+]

@@ -603,11 +603,20 @@ class SentenceEncoder(nn.Module):
         return emb
 
     def forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **kwargs: Any
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """Embeddings ``[batch, d]`` with gradients (for training); normalised if ``normalize``."""
+        """Embeddings ``[batch, d]`` with gradients (for training); normalised if ``normalize``.
+
+        The inputs are :meth:`tokenize`'s (``token_type_ids`` for models that take segments; all
+        zeros when left out). Any other keyword is a ``TypeError``: Hugging Face models accept
+        and silently drop keywords they do not know, so nothing else is passed on.
+        """
+        extra = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
         hidden = self.model(
-            input_ids=input_ids, attention_mask=attention_mask, **kwargs
+            input_ids=input_ids, attention_mask=attention_mask, **extra
         ).last_hidden_state
         emb = self.embed_tokens(hidden, attention_mask)
         return F.normalize(emb, p=2, dim=-1) if self.normalize else emb

@@ -111,7 +111,18 @@ class OpenVINOTransformer(nn.Module):
         self.anchor = nn.Parameter(torch.zeros(0), requires_grad=False)
         self.requests = compiled.create_infer_request()
 
-    def forward(self, **tensors: torch.Tensor) -> SimpleNamespace:
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+    ) -> SimpleNamespace:
+        """The transformer's ``last_hidden_state`` for one batch, computed by OpenVINO (no
+        gradients). ``token_type_ids`` are all zeros when the model takes them and none are
+        given; any other keyword is a ``TypeError``."""
+        tensors = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            tensors["token_type_ids"] = token_type_ids
         if torch.is_grad_enabled():
             raise RuntimeError(
                 "an OpenVINO model has no gradients: train the torch encoder, then convert it "
@@ -127,6 +138,8 @@ class OpenVINOTransformer(nn.Module):
         return SimpleNamespace(last_hidden_state=torch.from_numpy(np.asarray(hidden, np.float32)))
 
     def save_pretrained(self, *args: Any, **kwargs: Any) -> None:
+        """Always a ``TypeError`` (whatever the arguments, none is kept): the encoder's
+        ``save`` reaches here, and an OpenVINO model has no Hugging Face folder to write."""
         raise TypeError(
             "an OpenVINO model cannot be saved as a Hugging Face folder: save the torch "
             "encoder it was converted from"
@@ -254,3 +267,15 @@ def quantize_int8(
             model_type=nncf.ModelType.TRANSFORMER,
             subset_size=len(batches),
         )
+
+
+__all__ = [
+    "CALIBRATION_BATCH",
+    "INSTALL",
+    "PRECISIONS",
+    "OpenVINOTransformer",
+    "check_calibration",
+    "openvino_precision",
+    "quantize_int8",
+    "to_openvino",
+]

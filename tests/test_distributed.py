@@ -181,6 +181,19 @@ def test_single_process_helpers_are_identity():
     assert shard([0, 1, 2, 3, 4, 5], process=1, processes=2) == [3, 4, 5]
 
 
+def test_encode_sharded_passes_keywords_to_encode_which_checks_them(tiny_bert):
+    from sbert_tutor import SentenceEncoder
+    from sbert_tutor.distributed import encode_sharded
+
+    model, tokenizer = tiny_bert
+    encoder = SentenceEncoder(model, tokenizer, pooling="mean", max_seq_length=16)
+    out = encode_sharded(encoder, ["one", "two"], truncate_dim=8, normalize_embeddings=True)
+    assert out.shape == (2, 8)
+    torch.testing.assert_close(torch.from_numpy(out).norm(dim=1), torch.ones(2))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'normalise'"):
+        encode_sharded(encoder, ["one"], normalise=True)
+
+
 assert Path(__file__).name == "test_distributed.py"
 
 

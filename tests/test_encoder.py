@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
 from sbert_tutor import SentenceEncoder
 from sbert_tutor.encoder import TruncationWarning
@@ -149,3 +150,16 @@ def test_forward_has_gradients(tiny_bert):
     assert out.shape == (2, 32)
     assert model.embeddings.word_embeddings.weight.grad is not None
     model.zero_grad()
+
+
+def test_forward_refuses_a_keyword_it_does_not_pass_on(tiny_bert):
+    """A Hugging Face model silently drops keywords it does not know; forward must not."""
+    model, tokenizer = tiny_bert
+    enc = SentenceEncoder(model, tokenizer, pooling="mean")
+    batch = enc.tokenize(["one sentence"])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'output_hidden_state'"):
+        enc(**batch, output_hidden_state=True)
+    with torch.no_grad():
+        plain = enc(**batch)
+        segments = enc(**batch, token_type_ids=torch.zeros_like(batch["input_ids"]))
+    torch.testing.assert_close(plain, segments)

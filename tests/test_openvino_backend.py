@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from scipy.stats import spearmanr
 
 pytest.importorskip("openvino")
@@ -122,3 +123,12 @@ def test_calibration_is_required_for_int8_and_refused_elsewhere():
         check_calibration("bf16", ["a sentence"])
     assert check_calibration("int8", ["a", " ", "b"]) == ["a", "b"]
     assert check_calibration("fp32", None) == []
+
+
+def test_forward_refuses_an_unknown_input(openvino_fp32):
+    batch = openvino_fp32.tokenize(["one sentence"])
+    with (
+        torch.no_grad(),
+        pytest.raises(TypeError, match="unexpected keyword argument 'pixel_values'"),
+    ):
+        openvino_fp32.model(**batch, pixel_values=batch["input_ids"])

@@ -372,7 +372,8 @@ def load_hub_dataset(what: str, dataset_id: str, *args: Any, **kwargs: Any) -> A
     """``datasets.load_dataset(dataset_id, ...)`` with errors that say how to get ``what`` another way.
 
     Offline (``HF_HUB_OFFLINE=1``), without ``datasets``, or when the hub fails, the error names
-    ``SBERT_TUTOR_DATA`` as the alternative.
+    ``SBERT_TUTOR_DATA`` as the alternative. ``args`` and ``kwargs`` go to ``load_dataset``
+    unchanged (``name``, ``split=``, ``streaming=``, ...), which checks them itself.
     """
     if hf_offline():
         raise offline_error(what)
@@ -384,3 +385,21 @@ def load_hub_dataset(what: str, dataset_id: str, *args: Any, **kwargs: Any) -> A
         return load_dataset(dataset_id, *args, **kwargs)
     except Exception as exc:  # network errors come in many types
         raise offline_error(f"{what} from the hub ({dataset_id}: {exc})") from exc
+
+
+__all__ = [
+    "KNOWN_ROWS",
+    "STS_SUBSET_ROWS",
+    "DataFileError",
+    "DataNotFoundError",
+    "Table",
+    "check_final_newline",
+    "check_row_count",
+    "load_hub_dataset",
+    "local_file",
+    "local_root",
+    "offline_error",
+    "read_data_file",
+    "read_table",
+    "read_tsv",
+]

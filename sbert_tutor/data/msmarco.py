@@ -697,3 +697,27 @@ def candidate_pairs(
                 )
             rows.append((queries[qid], corpus[pid], label))
     return rows
+
+
+__all__ = [
+    "CORPORA",
+    "DATASETS",
+    "DEFAULT_CORPUS",
+    "FULL_COLLECTION_SIZE",
+    "HUB_QRELS_SPLIT",
+    "LOCAL_TOPICS",
+    "REBUILT_TOPICS",
+    "RELEVANCE_THRESHOLD",
+    "MSMarcoData",
+    "QuerySplit",
+    "StreamedCorpus",
+    "bm25_candidates_path",
+    "candidate_pairs",
+    "check_msmarco_dataset",
+    "load_bm25_candidates",
+    "load_msmarco",
+    "load_msmarco_queries",
+    "mini_corpus_passages",
+    "sample_msmarco",
+    "split_queries",
+]
