@@ -10,8 +10,11 @@ count so each batch pads little ("smart batching", SBERT paper section 7), runs 
 gradients (:func:`~sbert_tutor.compute.inference_context`) and returns the embeddings in input
 order. Its keywords are sentence-transformers' ``encode``'s, with the same meaning
 (``convert_to_tensor``, ``normalize_embeddings``, ``show_progress_bar``, ``precision``,
-``prompt_name``, ...), and ``similarity`` / ``similarity_pairwise`` are its cosine matrices,
-so code written for one runs with the other.
+``prompt_name``, ...), ``similarity`` / ``similarity_pairwise`` compute its
+``similarity_fn_name``, and ``encode_query`` / ``encode_document``, ``get_embedding_dimension``,
+``truncate_dim`` and ``model_card_data`` are there too, so code written for one runs with the
+other, sentence-transformers' own evaluators included. An empty string is embedded as
+sentence-transformers embeds it, with one :class:`EmptyTextWarning` counting them.
 """
 
 from __future__ import annotations
