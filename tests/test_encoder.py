@@ -155,7 +155,7 @@ def test_forward_has_gradients(tiny_bert):
 def test_forward_refuses_a_keyword_it_does_not_pass_on(tiny_bert):
     """A Hugging Face model silently drops keywords it does not know; forward must not."""
     model, tokenizer = tiny_bert
-    enc = SentenceEncoder(model, tokenizer, pooling="mean")
+    enc = SentenceEncoder(model, tokenizer, pooling="mean").eval()  # no dropout: comparable
     batch = enc.tokenize(["one sentence"])
     with pytest.raises(TypeError, match="unexpected keyword argument 'output_hidden_state'"):
         enc(**batch, output_hidden_state=True)
