@@ -22,6 +22,7 @@ __all__ = [
     "check_same_length",
     "check_scores",
     "check_sentences",
+    "count_blank",
     "python_spelling",
 ]
 
@@ -244,14 +245,3 @@ def check_device(device: object) -> Any:
                 "use device='cpu' or 'cuda'"
             )
     return dev
-
-
-__all__ = [
-    "check_choice",
-    "check_device",
-    "check_pairs",
-    "check_same_length",
-    "check_scores",
-    "check_sentences",
-    "count_blank",
-]
