@@ -1,1 +1,0 @@
-"""One module per ``sbert-tutor`` subcommand; each exposes ``register(subparsers)``."""
