@@ -32,6 +32,7 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 =====================================  =========================================================
 02 cost of cross-encoders              :mod:`.cost_of_cross_encoders`
 03 Siamese pooling and STS             :mod:`.siamese_pooling_sts`
+03a a training loop                    :mod:`.training_loop`
 03b transfer tasks                     :mod:`.transfer_tasks`
 04 retrieval metrics                   :mod:`.retrieval_metrics`
 05 MS MARCO                            :mod:`~.chapters.msmarco`
