@@ -151,6 +151,23 @@ def gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
     return _GatherWithGrad.apply(tensor)
 
 
+def sum_gradients(parameters: Sequence[nn.Parameter]) -> None:
+    r"""Replace each parameter's gradient by its sum over processes (nothing when alone).
+
+    For an objective whose every process computes the same global loss :math:`L` but
+    back-propagates only into its own texts' embeddings (GradCache), each process holds its
+    share of :math:`\partial L / \partial \theta`; the sum is the whole gradient. A parameter
+    without a gradient on this process takes part with zeros (every process must send the same
+    tensors).
+    """
+    if not is_active():
+        return
+    for param in parameters:
+        if param.grad is None:
+            param.grad = torch.zeros_like(param)
+        dist.all_reduce(param.grad)
+
+
 def shard(
     batch: Sequence[int], process: int | None = None, processes: int | None = None
 ) -> list[int]:
@@ -178,10 +195,22 @@ class JointModel(nn.Module):
         return self.objective.loss(self.encoder, rows, labels, bucket=self.bucket)
 
 
-def wrap(encoder: nn.Module, objective: nn.Module, bucket: Any = None) -> nn.Module:
-    """``JointModel`` in DDP when a process group is active, else the plain ``JointModel``."""
+def wrap(
+    encoder: nn.Module, objective: nn.Module, bucket: Any = None, ddp: bool = True
+) -> nn.Module:
+    """``JointModel`` in DDP when a process group is active, else the plain ``JointModel``.
+
+    ``ddp=False`` (an objective that runs its own backward passes, e.g. GradCache): no DDP
+    wrapper; the parameters of process 0 are broadcast to every process, as DDP would, and the
+    caller sums the gradients with :func:`sum_gradients` after each backward.
+    """
     joint = JointModel(encoder, objective, bucket)
     if not is_active():
+        return joint
+    if not ddp:
+        with torch.no_grad():
+            for tensor in [*joint.parameters(), *joint.buffers()]:
+                dist.broadcast(tensor, src=0)
         return joint
     from torch.nn.parallel import DistributedDataParallel
 

@@ -3,7 +3,8 @@
 * the loss of in-batch-negative objectives with embeddings gathered across processes equals the
   single-process loss on the concatenated batch, and the gradients reaching each process's own
   embeddings are the world size times the single-process gradient (DDP's average undoes that);
-* 2-process training (batch 4 each) ends with the parameters of 1-process training (batch 8);
+* 2-process training (batch 4 each) ends with the parameters of 1-process training (batch 8),
+  also for ``cached_mnrl``, whose gradients the trainer sums over processes itself;
 * sharded encoding returns what one process's ``encode`` returns.
 """
 
@@ -59,7 +60,10 @@ def _train(loss: str, batch_size: int, tokenizer_path: str):
     from sbert_tutor.training import Trainer, TrainingConfig, make_objective
 
     encoder = _tiny_encoder(tokenizer_path)
-    options = {"score_range": (0.0, 5.0)} if loss == "cosine" else {}
+    options = {
+        "cosine": {"score_range": (0.0, 5.0)},
+        "cached_mnrl": {"mini_batch_size": 3},  # several mini-batches on each process
+    }.get(loss, {})
     objective = make_objective(loss, encoder.embedding_dim, **options)
     data = _scored_pairs() if loss == "cosine" else _pairs()
     config = TrainingConfig(
@@ -144,7 +148,7 @@ def test_gathered_loss_equals_single_process_loss():
             assert grad_error < 1e-10, name
 
 
-@pytest.mark.parametrize("loss", ["mnrl", "cosine"])
+@pytest.mark.parametrize("loss", ["mnrl", "cosine", "cached_mnrl"])
 def test_two_processes_train_like_one(minilm_path, loss):
     single, single_record = _train(loss, batch_size=4 * WORLD, tokenizer_path=str(minilm_path))
     runs = _spawn(_train_worker, loss, str(minilm_path))
@@ -157,7 +161,7 @@ def test_two_processes_train_like_one(minilm_path, loss):
     for run in runs:
         worst = max(float((run["params"][k] - reference[k]).abs().max()) for k in reference)
         assert worst < 1e-4, f"{loss}: parameters differ by {worst}"
-    if loss == "mnrl":  # the global in-batch loss is the same number on every process
+    if loss in ("mnrl", "cached_mnrl"):  # the global in-batch loss: one number on every process
         single_losses = [s["loss"] for s in single_record.steps]
         for run in runs:
             assert run["losses"] == pytest.approx(single_losses, abs=1e-5)

@@ -3,6 +3,8 @@
 ::
 
     sbert-tutor train --model NAME_OR_PATH --loss cosine --train stsb --out DIR [--max-steps N]
+    sbert-tutor train --model NAME_OR_PATH --loss cached_mnrl --mini-batch-size 32 \
+        --batch-size 256 --train triplets.tsv --out DIR
 
 ``DIR`` becomes a sentence-transformers folder (``sbert-tutor eval-sts --model DIR`` reads it) with
 ``training_log.json``: settings, the loss curve, evaluation points, timing and provenance.
@@ -39,7 +41,13 @@ scores 0-5, so --score-range 0 5):
 LOG_FILE = "training_log.json"
 #: Flags that set the objective option of the same name, for every objective that takes it
 #: (any other option: ``--loss-option NAME=VALUE``).
-OPTION_FLAGS = ("hard_negatives", "num_positives", "num_negatives", "score_range")
+OPTION_FLAGS = (
+    "hard_negatives",
+    "num_positives",
+    "num_negatives",
+    "score_range",
+    "mini_batch_size",
+)
 
 
 class LossNames(Sequence[str]):
@@ -253,6 +261,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     options.add_argument("--num-positives", type=int, help="positives a group (e.g. supmpn)")
     options.add_argument("--num-negatives", type=int, help="negatives a group (e.g. supmpn)")
+    options.add_argument(
+        "--mini-batch-size",
+        type=int,
+        help="texts a forward pass, the batch's memory bound (e.g. cached_mnrl)",
+    )
     options.add_argument(
         "--score-range",
         type=float,

@@ -1,7 +1,8 @@
 """Training encoders and cross-encoders: one trainer, pluggable objectives, reproducible runs.
 
 * :mod:`.objectives` -- how a batch of examples becomes a loss (cosine, softmax, triplet, mnrl,
-  supmpn, ce_score, contrastive; ce_bce and ce_mse for a cross-encoder), each calling a pure
+  cached_mnrl, supmpn, ce_score,
+  contrastive, margin_mse; ce_bce and ce_mse for a cross-encoder), each calling a pure
   function of :mod:`sbert_tutor.losses`;
   :data:`~.objectives.OBJECTIVES` is the registry of loss names (add one with
   :func:`~.objectives.register_objective`);
@@ -28,6 +29,7 @@ from sbert_tutor.training.evaluator import STSEvaluator
 from sbert_tutor.training.examples import Examples, to_examples
 from sbert_tutor.training.objectives import (
     OBJECTIVES,
+    CachedMNRLObjective,
     CEScoreObjective,
     ContrastiveObjective,
     CosineObjective,
@@ -39,6 +41,7 @@ from sbert_tutor.training.objectives import (
     SupMPNObjective,
     TripletObjective,
     embed_rows,
+    embed_texts,
     make_objective,
     objective_class,
     pair_lengths,
@@ -58,6 +61,7 @@ from sbert_tutor.training.trainer import Trainer, clip_gradients, gradient_norm
 __all__ = [
     "OBJECTIVES",
     "CEScoreObjective",
+    "CachedMNRLObjective",
     "ContrastiveObjective",
     "CosineObjective",
     "CrossEncoderBCEObjective",
@@ -76,6 +80,7 @@ __all__ = [
     "TripletObjective",
     "clip_gradients",
     "embed_rows",
+    "embed_texts",
     "gradient_norm",
     "length_bucketed_batches",
     "list_checkpoints",

@@ -13,6 +13,7 @@ name                 texts per example                  label       pure functio
 ``softmax``          premise, hypothesis                class id    :func:`~sbert_tutor.losses.softmax_classification`
 ``triplet``          anchor, positive, negative         --          :func:`~sbert_tutor.losses.triplet`
 ``mnrl``             anchor, positive [, negatives...]  --          :func:`~sbert_tutor.losses.multiple_negatives_ranking`
+``cached_mnrl``      as ``mnrl``                        --          ``mnrl`` with a gradient cache (GradCache)
 ``supmpn``           anchor, P positives, Q negatives   --          :func:`~sbert_tutor.losses.supmpn`
 ``ce_score``         query, document                    CE logit    :func:`~sbert_tutor.losses.ce_score_regression`
 ``contrastive``      sentence, positive                 --          :func:`~sbert_tutor.losses.in_batch_contrastive`
@@ -58,7 +59,9 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from sbert_tutor import distributed
 from sbert_tutor.batching import Bucket
+from sbert_tutor.compute import full_precision
 from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.data import nli as nli_data
 from sbert_tutor.data.nli import NLI_LABELS, NLIData
@@ -81,8 +84,24 @@ from sbert_tutor.losses import (
     triplet,
 )
 from sbert_tutor.losses.matryoshka import check_matryoshka_dims, matryoshka_loss
+from sbert_tutor.training.checkpoint import rng_state, set_rng_state
 from sbert_tutor.training.examples import Examples, to_examples
 from sbert_tutor.validation import OptionError, check_choice
+
+
+def embed_texts(encoder: SentenceEncoder, texts: Sequence[str], bucket: Bucket = None) -> Tensor:
+    """Embed ``texts`` in one forward pass: ``[len(texts), d]`` (with gradients where enabled).
+
+    Texts are tokenised with the encoder's own settings (strip, lower-casing, truncation to
+    ``max_seq_length``) and padded to the longest of them, rounded up with ``bucket``
+    (:meth:`SentenceEncoder.collate`; masked padding, the same embeddings in fp32).
+    """
+    ids, _ = encoder.token_ids(list(texts))
+    batch = encoder.collate(ids, bucket=bucket)
+    device = encoder.device
+    return encoder(
+        input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device)
+    )
 
 
 def embed_rows(
@@ -90,18 +109,11 @@ def embed_rows(
 ) -> Tensor:
     """Embed ``B`` examples of ``k`` texts each in one forward pass: ``[B, k, d]`` with gradients.
 
-    Texts are tokenised with the encoder's own settings (strip, lower-casing, truncation to
-    ``max_seq_length``) and padded to the longest text of the whole batch, rounded up with
-    ``bucket`` (:meth:`SentenceEncoder.collate`; masked padding, the same embeddings in fp32).
+    All ``B k`` texts are one padded batch (:func:`embed_texts`): the longest text of the whole
+    batch sets the width.
     """
     width = len(rows[0])
-    flat = [text for row in rows for text in row]
-    ids, _ = encoder.token_ids(flat)
-    batch = encoder.collate(ids, bucket=bucket)
-    device = encoder.device
-    emb = encoder(
-        input_ids=batch["input_ids"].to(device), attention_mask=batch["attention_mask"].to(device)
-    )
+    emb = embed_texts(encoder, [text for row in rows for text in row], bucket)
     return emb.view(len(rows), width, emb.shape[-1])
 
 
@@ -185,6 +197,9 @@ class Objective(nn.Module):
     #: names of the text positions, for messages (``"..."`` marks "and more").
     roles: tuple[str, ...] = ()
     label_names: tuple[str, ...] | None = None
+    #: computes its own parameter gradients (:meth:`loss_and_backward`, e.g. in several forward
+    #: passes) instead of handing the trainer a loss to back-propagate.
+    owns_backward: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ the registry's hooks
     @classmethod
@@ -319,6 +334,25 @@ class Objective(nn.Module):
             embeddings = gather_with_grad(embeddings)
             labels = None if labels is None else gather_with_grad(labels)
         return self(embeddings, labels)
+
+    def loss_and_backward(
+        self,
+        encoder: SentenceEncoder,
+        rows: Sequence[Sequence[str]],
+        labels: Tensor | None,
+        bucket: Bucket = None,
+        scale: Callable[[Tensor], Tensor] | None = None,
+    ) -> Tensor:
+        """The loss of a batch (detached) after adding its gradient to every parameter's ``.grad``.
+
+        The trainer calls this for objectives with :attr:`owns_backward`; by default it is
+        :meth:`loss` followed by ``backward``. ``scale`` multiplies the loss before the backward
+        pass (the fp16 gradient scaler's ``scale``; ``None``: 1), so gradients come out scaled as
+        the scaler expects.
+        """
+        loss = self.loss(encoder, rows, labels, bucket)
+        (loss if scale is None else scale(loss)).backward()
+        return loss.detach()
 
     def forward(self, embeddings: Tensor, labels: Tensor | None = None) -> Tensor:
         """The loss from embeddings ``[B, k, d]`` (and labels ``[B]``)."""
@@ -585,6 +619,125 @@ class MatryoshkaMNRLObjective(MNRLObjective):
             "weights": list(self.weights),
             "n_dims_per_step": self.n_dims_per_step,
         }
+
+
+@register_objective
+class CachedMNRLObjective(MNRLObjective):
+    r"""MNRL with a gradient cache (GradCache): the loss and the parameter update of ``mnrl`` on
+    a batch of any size, with activation memory that grows with ``mini_batch_size`` texts.
+
+    In-batch negatives tie every example to every other, so a batch cannot be cut into pieces
+    whose gradients add up (gradient accumulation gives each piece only its own negatives). The
+    chain rule cuts it at the embeddings instead. With :math:`e_j = f_\theta(x_j)` the
+    embeddings of the batch's texts and :math:`\mathcal{L}(e_1, \dots, e_M)` the MNRL loss,
+
+    .. math::
+
+        \frac{\partial \mathcal{L}}{\partial \theta}
+            = \sum_{j=1}^{M} \Bigl(\frac{\partial \mathcal{L}}{\partial e_j}\Bigr)^{\top}
+              \frac{\partial e_j}{\partial \theta}
+            = \frac{\partial}{\partial \theta} \sum_{j=1}^{M} g_j^{\top} f_\theta(x_j),
+        \qquad g_j = \frac{\partial \mathcal{L}}{\partial e_j} \text{ held fixed.}
+
+    So one step is (:meth:`loss_and_backward`):
+
+    1. embed all texts **without** a graph, ``mini_batch_size`` texts at a time;
+    2. compute :math:`\mathcal{L}` on those embeddings (detached, ``requires_grad``) and
+       back-propagate to them: the cache :math:`g_j` (a ``[M, d]`` tensor, no activations);
+    3. embed each mini-batch again **with** a graph and back-propagate the surrogate
+       :math:`\sum_j g_j^{\top} e_j` of that mini-batch; its graph is freed before the next.
+
+    The gradients add up to :math:`\partial \mathcal{L} / \partial \theta` exactly. The second pass
+    of a mini-batch replays the random state of its first pass, so dropout draws the same masks
+    in both (the masks differ from ``mnrl``'s one pass over the whole batch; with dropout off
+    the two objectives agree to float rounding). Under ``torchrun`` the first pass's embeddings
+    of every process are gathered, each process keeps the cache rows of its own texts, and the
+    trainer sums the parameter gradients over processes.
+
+    Options as ``mnrl`` plus ``mini_batch_size`` (texts per forward pass; sentence-transformers'
+    name). The cost is a second forward pass.
+
+    Reference:
+        Gao, Zhang, Han and Callan (2021), "Scaling Deep Contrastive Learning Batch Size under
+        Memory Limited Setup" (GradCache); sentence-transformers'
+        ``CachedMultipleNegativesRankingLoss``.
+    """
+
+    name = "cached_mnrl"
+    owns_backward = True
+
+    def __init__(
+        self,
+        scale: float = 20.0,
+        symmetric: bool = False,
+        hard_negatives: bool = False,
+        mini_batch_size: int = 32,
+    ) -> None:
+        super().__init__(scale, symmetric, hard_negatives)
+        if isinstance(mini_batch_size, bool) or int(mini_batch_size) != mini_batch_size:
+            raise ValueError(f"mini_batch_size must be an integer >= 1, got {mini_batch_size!r}")
+        if mini_batch_size < 1:
+            raise ValueError(f"mini_batch_size must be an integer >= 1, got {mini_batch_size!r}")
+        self.mini_batch_size = int(mini_batch_size)
+
+    def _chunks(self, rows: Sequence[Sequence[str]]) -> list[list[str]]:
+        flat = [text for row in rows for text in row]
+        size = self.mini_batch_size
+        return [flat[start : start + size] for start in range(0, len(flat), size)]
+
+    def loss(
+        self,
+        encoder: SentenceEncoder,
+        rows: Sequence[Sequence[str]],
+        labels: Tensor | None,
+        bucket: Bucket = None,
+    ) -> Tensor:
+        """The loss of a batch embedded ``mini_batch_size`` texts at a time, without a graph (for
+        evaluation; training calls :meth:`loss_and_backward`)."""
+        with torch.no_grad():
+            pieces = [embed_texts(encoder, chunk, bucket) for chunk in self._chunks(rows)]
+            local = torch.cat(pieces).view(len(rows), len(rows[0]), -1)
+            return self(gather_with_grad(local), labels)
+
+    def loss_and_backward(
+        self,
+        encoder: SentenceEncoder,
+        rows: Sequence[Sequence[str]],
+        labels: Tensor | None,
+        bucket: Bucket = None,
+        scale: Callable[[Tensor], Tensor] | None = None,
+    ) -> Tensor:
+        """One GradCache step (steps 1-3 above); returns the loss, detached."""
+        chunks = self._chunks(rows)
+        states = []
+        with torch.no_grad():  # 1. embeddings without activations
+            pieces = []
+            for chunk in chunks:
+                states.append(rng_state())
+                pieces.append(embed_texts(encoder, chunk, bucket))
+        local = torch.cat(pieces).view(len(rows), len(rows[0]), -1)
+        # 2. the loss on the (gathered) embeddings and its gradient there: the cache
+        everything = gather_with_grad(local).detach().requires_grad_()
+        loss = self(everything, labels)
+        with full_precision(encoder.device):
+            (loss if scale is None else scale(loss)).backward()
+        start = distributed.rank() * len(rows)
+        cache = everything.grad[start : start + len(rows)].reshape(-1, everything.shape[-1])
+        after = rng_state()
+        # 3. each mini-batch again, with its graph, back-propagating sum_j g_j . e_j
+        offset = 0
+        for chunk, state in zip(chunks, states, strict=True):
+            set_rng_state(state)  # the dropout masks of the first pass
+            emb = embed_texts(encoder, chunk, bucket)
+            grad = cache[offset : offset + len(chunk)]
+            offset += len(chunk)
+            with full_precision(encoder.device):
+                (emb.float() * grad.float()).sum().backward()
+        set_rng_state(after)
+        return loss.detach()
+
+    def settings(self) -> dict[str, Any]:
+        return {**super().settings(), "name": self.name, "mini_batch_size": self.mini_batch_size}
 
 
 @register_objective

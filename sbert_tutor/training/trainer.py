@@ -9,7 +9,8 @@ Each optimizer step :math:`t`:
    (under ``torch.autocast`` when AMP is on, CUDA only; see :func:`auto_amp` for ``amp="auto"``);
    the batch is padded to its longest text, or on CUDA under AMP to the next multiple of 32
    (width bucketing, :mod:`sbert_tutor.batching`; masked padding, the same loss in fp32);
-3. back-propagate; clip the global gradient norm: :math:`g \leftarrow g \cdot
+3. back-propagate (an objective with :attr:`~Objective.owns_backward`, e.g. ``cached_mnrl``,
+   fills the gradients itself in steps 2-3: :meth:`~Objective.loss_and_backward`); clip the global gradient norm: :math:`g \leftarrow g \cdot
    \min(1, c / \lVert g \rVert_2)` with :math:`c` = ``max_grad_norm``;
 4. AdamW step with rate :math:`\eta\, m(t)` (:mod:`~sbert_tutor.training.schedules`);
 5. record ``{step, epoch, loss, lr, grad_norm}``; evaluate and checkpoint when due.
@@ -180,7 +181,11 @@ class Trainer:
         self.bucket: Bucket = resolve_bucket(
             cfg.bucket, self.device, self._amp_dtype() or torch.float32, padding_side
         )
-        self.model = distributed.wrap(encoder, self.objective, bucket=self.bucket)
+        # An objective that owns its backward pass runs without DDP's wrapper: the trainer sums
+        # its gradients over processes itself (distributed.sum_gradients).
+        self.model = distributed.wrap(
+            encoder, self.objective, bucket=self.bucket, ddp=not objective.owns_backward
+        )
         self.parameters = [
             p for m in (encoder, self.objective) for p in m.parameters() if p.requires_grad
         ]
@@ -259,17 +264,28 @@ class Trainer:
             batch = distributed.shard(batch, self.rank, self.world)
         rows = [self.examples.texts[i] for i in batch]
         lr = float(self.scheduler.get_last_lr()[0])
-        with self._autocast():  # mixed precision: fp16/bf16 where safe on CUDA, else fp32
-            loss = self.model(rows, self._labels(batch))
+        if self.objective.owns_backward:  # e.g. GradCache: its own forward and backward passes
+            scale = None if self.scaler is None else self.scaler.scale
+            with self._autocast():
+                loss = self.objective.loss_and_backward(
+                    self.encoder, rows, self._labels(batch), self.bucket, scale
+                )
+            distributed.sum_gradients(self.parameters)
+        else:
+            with self._autocast():  # mixed precision: fp16/bf16 where safe on CUDA, else fp32
+                loss = self.model(rows, self._labels(batch))
         value = float(loss.detach())
         if not math.isfinite(value) and self.scaler is None:
             raise FloatingPointError(
                 f"the loss is {value} at step {self.step + 1}: training diverged. Lower the "
                 "learning rate (lr=...), keep gradient clipping on, or check the labels."
             )
-        if self.scaler is not None:  # fp16: scale the loss up so small gradients stay nonzero
+        if self.objective.owns_backward:
+            if self.scaler is not None:
+                self.scaler.unscale_(self.optimizer)  # clipping and the record see true gradients
+        elif self.scaler is not None:  # fp16: scale the loss up so small gradients stay nonzero
             self.scaler.scale(loss).backward()
-            self.scaler.unscale_(self.optimizer)  # clipping and the record see true gradients
+            self.scaler.unscale_(self.optimizer)
         else:
             loss.backward()
         if self.config.max_grad_norm is not None:
