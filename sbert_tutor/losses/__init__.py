@@ -16,6 +16,7 @@ them (one registered objective per function).
 * ``matryoshka_loss`` -- any of these at several embedding prefixes (Matryoshka, Kusupati et al.)
 * ``cross_encoder_bce`` -- a cross-encoder's logit vs. a 0/1 label or a score in [0, 1] (BCE)
 * ``cross_encoder_mse`` -- a cross-encoder's (activated) logit vs. a score (MSE)
+* ``margin_mse`` -- Margin-MSE: the student's score margin vs. a teacher's (distillation)
 """
 
 from sbert_tutor.losses.classification import (
@@ -29,6 +30,7 @@ from sbert_tutor.losses.classification import (
     softmax_classification,
 )
 from sbert_tutor.losses.cross_encoder import CE_ACTIVATIONS, cross_encoder_bce, cross_encoder_mse
+from sbert_tutor.losses.distillation import MARGIN_SIMILARITIES, margin_mse
 from sbert_tutor.losses.matryoshka import check_matryoshka_dims, matryoshka_loss, shrink
 from sbert_tutor.losses.ranking import (
     cosine_matrix,
@@ -47,6 +49,7 @@ from sbert_tutor.losses.triplet_margin import (
 __all__ = [
     "CE_ACTIVATIONS",
     "DEFAULT_FEATURES",
+    "MARGIN_SIMILARITIES",
     "TRIPLET_DISTANCES",
     "TRIPLET_MARGIN",
     "VALID_FEATURES",
@@ -62,6 +65,7 @@ __all__ = [
     "feature_dim",
     "feature_label",
     "in_batch_contrastive",
+    "margin_mse",
     "matryoshka_loss",
     "multiple_negatives_ranking",
     "pairwise_distance",

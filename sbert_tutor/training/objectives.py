@@ -16,6 +16,7 @@ name                 texts per example                  label       pure functio
 ``cached_mnrl``      as ``mnrl``                        --          ``mnrl`` with a gradient cache (GradCache)
 ``supmpn``           anchor, P positives, Q negatives   --          :func:`~sbert_tutor.losses.supmpn`
 ``ce_score``         query, document                    CE logit    :func:`~sbert_tutor.losses.ce_score_regression`
+``margin_mse``       query, positive, negative          CE margin   :func:`~sbert_tutor.losses.margin_mse`
 ``contrastive``      sentence, positive                 --          :func:`~sbert_tutor.losses.in_batch_contrastive`
 ``matryoshka_mnrl``  as ``mnrl``                        --          :func:`~sbert_tutor.losses.matryoshka_loss` of ``mnrl``
 ``ce_bce``           text1, text2 (read as one input)   0/1, score  :func:`~sbert_tutor.losses.cross_encoder_bce`
@@ -71,6 +72,7 @@ from sbert_tutor.encoder import SentenceEncoder, TruncationWarning
 from sbert_tutor.losses import (
     CE_ACTIVATIONS,
     DEFAULT_FEATURES,
+    MARGIN_SIMILARITIES,
     TRIPLET_MARGIN,
     SoftmaxClassifier,
     ce_score_regression,
@@ -78,6 +80,7 @@ from sbert_tutor.losses import (
     cross_encoder_bce,
     cross_encoder_mse,
     in_batch_contrastive,
+    margin_mse,
     multiple_negatives_ranking,
     softmax_classification,
     supmpn,
@@ -804,6 +807,42 @@ class CEScoreObjective(Objective):
 
     def forward(self, embeddings: Tensor, labels: Tensor | None = None) -> Tensor:
         return ce_score_regression(embeddings[:, 0], embeddings[:, 1], labels, self.similarity)
+
+    def settings(self) -> dict[str, Any]:
+        return {"name": self.name, "similarity": self.similarity}
+
+
+@register_objective
+class MarginMSEObjective(Objective):
+    r"""Distillation from a cross-encoder (Margin-MSE, Hofstätter et al., 2020): the student's
+    margin :math:`s(q, p^+) - s(q, p^-)` regressed onto the teacher's margin, the label
+    (:func:`~sbert_tutor.losses.margin_mse`):
+
+    .. math::
+
+        \mathcal{L} = \frac{1}{N} \sum_{i=1}^{N}
+            \Bigl(\bigl(s(q_i, p_i^+) - s(q_i, p_i^-)\bigr) - m_i\Bigr)^2
+
+    Examples are ``(query, positive, negative)`` with the teacher's margin
+    :math:`m_i = t(q_i, p_i^+) - t(q_i, p_i^-)` as the label, computed once before training
+    (:func:`sbert_tutor.hard_negatives.teacher_margins`, a cross-encoder's logits).
+    ``similarity``: the student's score :math:`s`, ``"dot"`` (the paper's and
+    sentence-transformers' ``MarginMSELoss`` default) or ``"cosine"``.
+    """
+
+    name = "margin_mse"
+    label = "float"
+    label_meaning = "the teacher's margin t(q, p+) - t(q, p-) (the label)"
+    roles = ("query", "positive", "negative")
+
+    def __init__(self, similarity: str = "dot") -> None:
+        super().__init__()
+        self.similarity = check_choice(similarity, MARGIN_SIMILARITIES, "similarity")
+
+    def forward(self, embeddings: Tensor, labels: Tensor | None = None) -> Tensor:
+        return margin_mse(
+            embeddings[:, 0], embeddings[:, 1], embeddings[:, 2], labels, self.similarity
+        )
 
     def settings(self) -> dict[str, Any]:
         return {"name": self.name, "similarity": self.similarity}
