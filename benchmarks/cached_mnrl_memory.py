@@ -141,6 +141,7 @@ def run_driver(args: argparse.Namespace) -> dict[str, Any]:
     from sbert_tutor.provenance import provenance
 
     _, files = training_pairs(args.data, args.batch_size)
+    record = provenance(data_files=files, command=sys.argv)  # the code as the workers start
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     results: dict[str, Any] = {}
@@ -181,7 +182,7 @@ def run_driver(args: argparse.Namespace) -> dict[str, Any]:
         "max_seq_length": args.max_seq_length or None,
         "results": results,
         "step_memory_ratio_mnrl_over_cached": ratio,
-        "provenance": provenance(data_files=files, command=sys.argv),
+        "provenance": record,
     }
 
 
