@@ -96,7 +96,7 @@ def run_worker(args: argparse.Namespace) -> None:
     import torch
 
     from sbert_tutor import SentenceEncoder
-    from sbert_tutor.training import Trainer, TrainingConfig, make_objective
+    from sbert_tutor.training import Trainer, TrainingConfig, make_objective, set_seed
 
     torch.set_num_threads(args.threads)
     encoder = SentenceEncoder.from_pretrained(MODEL, device="cpu")
@@ -109,6 +109,7 @@ def run_worker(args: argparse.Namespace) -> None:
     )
     trainer = Trainer(encoder, make_objective(args.worker, **options), pairs, config)
     encoder.train(not args.no_dropout)
+    set_seed(0)  # the same random state (dropout masks) in every run of a variant
     reset = _reset_peak()
     before = _status_bytes("VmRSS") or _peak_rss()
     start = time.perf_counter()
