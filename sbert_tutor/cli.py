@@ -5,6 +5,7 @@
     sbert-tutor eval-sts --model NAME_OR_PATH --tasks all|sts12,stsb,... [--aggregation all] [--json PATH]
     sbert-tutor eval-ir  --model NAME_OR_PATH --dataset trec-dl19 [--ks 1,5,10] [--json PATH]
     sbert-tutor train    --model NAME_OR_PATH --loss cosine --train stsb --out DIR
+    sbert-tutor mine     --model NAME_OR_PATH --pairs pairs.tsv --out triplets.tsv
 
 ``sbert-tutor COMMAND --help`` shows every option with its default and examples.
 """
@@ -18,13 +19,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from sbert_tutor import __version__
-from sbert_tutor.commands import eval_ir, eval_sts, eval_transfer, train
+from sbert_tutor.commands import eval_ir, eval_sts, eval_transfer, mine, train
 from sbert_tutor.validation import OptionError
 
 __all__ = ["COMMANDS", "FLAGS", "build_parser", "cli_spelling", "main"]
 
 #: Subcommand modules, each with ``register(subparsers)``; add new commands here.
-COMMANDS = [eval_sts, eval_ir, eval_transfer, train]
+COMMANDS = [eval_sts, eval_ir, eval_transfer, train, mine]
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: Examples shown at the end of each subcommand's ``--help``.
@@ -49,6 +50,14 @@ EXAMPLES = {
         f"sbert-tutor train --model {MODEL} --loss cosine --train stsb --out m --max-steps 100",
         "sbert-tutor train --model bert-base-uncased --loss mnrl --train nli --batch-size 64 --out m",
         "sbert-tutor train --model ./m --loss cosine --train my_pairs.tsv --score-range 0 1 --out m2",
+        "sbert-tutor train --model ./m --loss cached_mnrl --train triplets.tsv --batch-size 256 "
+        "--mini-batch-size 32 --out m3",
+    ],
+    "mine": [
+        f"sbert-tutor mine --model {MODEL} --pairs pairs.tsv --corpus passages.tsv "
+        "--relative-margin 0.05 --num-negatives 3 --out triplets.tsv",
+        f"sbert-tutor mine --model {MODEL} --pairs pairs.tsv --cross-encoder "
+        "cross-encoder/ms-marco-MiniLM-L6-v2 --absolute-margin 0 --teacher-margins --out distil.tsv",
     ],
 }
 

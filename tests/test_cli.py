@@ -57,7 +57,7 @@ def test_version(capsys):
     assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"sbert-tutor {__version__}"
 
 
-@pytest.mark.parametrize("command", ["eval-sts", "eval-ir", "train"])
+@pytest.mark.parametrize("command", ["eval-sts", "eval-ir", "train", "mine"])
 def test_command_help_shows_defaults_and_examples(capsys, command):
     with pytest.raises(SystemExit):
         main([command, "--help"])

@@ -203,3 +203,48 @@ def test_teacher_margins_are_logit_differences(tiny_bert):
     )
     sigmoid = model.predict([(q, a) for q, a, _ in triplets])
     assert not np.allclose(sigmoid, logits[:, 0])  # raw logits, not the activated scores
+
+
+# ------------------------------------------------------------------ the mine command
+def test_mine_cli_writes_files_that_train_reads(tiny_bert, tmp_path, capsys):
+    from sbert_tutor.cli import main
+    from tests.conftest import save_tiny_encoder
+    from tests.test_cross_encoder import tiny_cross_encoder
+
+    model_dir = save_tiny_encoder(tiny_bert, tmp_path / "tiny")
+    ce_dir = tiny_cross_encoder(tiny_bert[1]).save(tmp_path / "ce")
+    pairs_file = tmp_path / "pairs.tsv"
+    pd.DataFrame(PAIRS, columns=["query", "answer"]).to_csv(pairs_file, sep="\t", index=False)
+    corpus_file = tmp_path / "corpus.txt"
+    corpus_file.write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
+    base = ["mine", "--model", model_dir, "--pairs", str(pairs_file), "--device", "cpu"]
+    base += ["--corpus", str(corpus_file), "--num-negatives", "2"]
+
+    triplets = tmp_path / "triplets.tsv"
+    assert main([*base, "--out", str(triplets)]) == 0
+    assert "24 rows from 12 pairs" in capsys.readouterr().out
+    written = pd.read_csv(triplets, sep="\t")
+    assert list(written.columns) == ["query", "answer", "negative"] and len(written) == 24
+
+    distil = tmp_path / "distil.jsonl"
+    argv = [*base, "--out", str(distil), "--cross-encoder", str(ce_dir), "--max-score", "10"]
+    assert main([*argv, "--teacher-margins"]) == 0
+    rows = pd.read_json(distil, lines=True)
+    assert list(rows.columns) == ["query", "answer", "negative", "label"]
+    ce = _load_cross_encoder(ce_dir)
+    expected = teacher_margins(ce, rows[["query", "answer", "negative"]].values.tolist())
+    np.testing.assert_allclose(rows["label"].to_numpy(), expected, atol=1e-5)
+
+    for loss, data in (("mnrl", triplets), ("margin_mse", distil)):
+        out = tmp_path / loss
+        argv = ["train", "--model", model_dir, "--loss", loss, "--train", str(data)]
+        argv += ["--out", str(out), "--max-steps", "2", "--batch-size", "4", "--device", "cpu"]
+        assert main([*argv, "--no-progress"]) == 0, loss
+    assert main([*base, "--out", str(tmp_path / "x.tsv"), "--teacher-margins"]) == 2
+    assert "--teacher-margins needs --cross-encoder" in capsys.readouterr().err
+
+
+def _load_cross_encoder(folder):
+    from sbert_tutor import CrossEncoder
+
+    return CrossEncoder.from_pretrained(folder, device="cpu")
