@@ -105,7 +105,7 @@ def run_worker(args: argparse.Namespace) -> None:
     pairs, _ = training_pairs(args.data, args.batch_size)
     options = {"mini_batch_size": args.mini_batch_size} if args.worker == "cached_mnrl" else {}
     config = TrainingConfig(
-        batch_size=args.batch_size, max_steps=1, seed=0, lr=2e-5, show_progress=False
+        batch_size=args.batch_size, max_steps=1, seed=0, lr=2e-5, show_progress_bar=False
     )
     trainer = Trainer(encoder, make_objective(args.worker, **options), pairs, config)
     encoder.train(not args.no_dropout)

@@ -56,7 +56,12 @@ def _encoder(tokenizer, dropout: float = 0.0) -> SentenceEncoder:
 
 def _train(encoder: SentenceEncoder, loss: str, data, **options):
     config = TrainingConfig(
-        batch_size=BATCH, lr=1e-3, max_steps=STEPS, seed=5, show_progress=False, warmup_ratio=0.0
+        batch_size=BATCH,
+        lr=1e-3,
+        max_steps=STEPS,
+        seed=5,
+        show_progress_bar=False,
+        warmup_ratio=0.0,
     )
     record = Trainer(encoder, make_objective(loss, **options), data, config).train()
     return [s["loss"] for s in record.steps]

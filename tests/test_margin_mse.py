@@ -116,7 +116,7 @@ def test_margin_mse_objective_is_the_pure_loss_and_trains(tiny_bert):
         emb = embed_rows(encoder, rows)
         expected = margin_mse(emb[:, 0], emb[:, 1], emb[:, 2], labels)
         assert float(objective.loss(encoder, rows, labels)) == pytest.approx(float(expected))
-    config = TrainingConfig(batch_size=8, max_steps=20, lr=3e-3, show_progress=False)
+    config = TrainingConfig(batch_size=8, max_steps=20, lr=3e-3, show_progress_bar=False)
     trainer = Trainer(encoder, objective, data, config)
     before = trainer.dataset_loss()
     trainer.train()
