@@ -69,7 +69,7 @@ def _train(encoder: SentenceEncoder, loss: str, data, **options):
 
 def _max_difference(a: SentenceEncoder, b: SentenceEncoder) -> float:
     sa, sb = a.state_dict(), b.state_dict()
-    return max(float((sa[k].float() - sb[k].float()).abs().max()) for k in sa)
+    return max(float((sa[k] - sb[k]).abs().max()) for k in sa)
 
 
 @pytest.mark.parametrize("hard_negatives", [False, True], ids=["pairs", "hard-negatives"])
@@ -131,7 +131,7 @@ def test_cached_mnrl_matches_sentence_transformers(tiny_bert, tmp_path, hard_neg
     st_grads = _gradients(reference[0].auto_model)
     assert grads.keys() == st_grads.keys() and len(grads) > 10
     worst = max(float((grads[k] - st_grads[k]).abs().max()) for k in grads)
-    assert worst < 1e-6
+    assert worst < 1e-10  # float64: a float32 step anywhere on either path shows up here
 
 
 def test_scale_multiplies_every_gradient(tokenizer):

@@ -735,7 +735,7 @@ class CachedMNRLObjective(MNRLObjective):
             grad = cache[offset : offset + len(chunk)]
             offset += len(chunk)
             with full_precision(encoder.device):
-                (emb.float() * grad.float()).sum().backward()
+                (emb * grad.to(emb.dtype)).sum().backward()
         set_rng_state(after)
         return loss.detach()
 
