@@ -116,6 +116,15 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def scores(self, queries: Sequence[str]) -> np.ndarray:
+        """BM25 of every query against every passage: ``float32`` ``[len(queries), len(self)]``,
+        passages in corpus order (0 where a passage shares no term with the query)."""
+        out = np.zeros((len(queries), len(self.ids)), dtype=np.float32)
+        for row, terms in enumerate(analyze([str(q) for q in queries])):
+            if terms:
+                out[row] = self._model.get_scores(terms)
+        return out
+
     def search(
         self, queries: Mapping[str, str] | Sequence[str], top_k: int = 100
     ) -> dict[str, dict[str, float]]:

@@ -1,11 +1,13 @@
-r"""Hard-negative mining with a dense model, and a cross-encoder teacher's margins for distillation.
+r"""Hard-negative mining with a dense model or BM25, and a cross-encoder teacher's margins.
 
 :func:`mine_hard_negatives` turns (anchor, positive) pairs into (anchor, positive, negative)
 triplets (or n-tuples) whose negatives are the corpus texts the model ranks highest for the
 anchor, minus those that are likely *false* negatives. With unit embeddings :math:`e(\cdot)` the
 candidates of anchor :math:`a` are the corpus texts :math:`c` by score
 :math:`s(a, c) = e(a)^{\top} e(c)` (cosine), best first; the positives of :math:`a` are never
-candidates. With :math:`s^+ = \min_{p \in P(a)} s(a, p)`, the lowest score of :math:`a`'s
+candidates (``model="bm25"``: :math:`s` is BM25, :mod:`sbert_tutor.bm25`, and a text that shares no
+term with the anchor is no candidate). With
+:math:`s^+ = \min_{p \in P(a)} s(a, p)`, the lowest score of :math:`a`'s
 positives, a candidate is dropped when
 
 * ``absolute_margin`` :math:`\mu`: :math:`s(a, c) + \mu > s^+` (it is not clearly below every
@@ -105,7 +107,7 @@ def _check_options(
 
 def mine_hard_negatives(
     dataset: Any,
-    model: Encoder,
+    model: Encoder | Literal["bm25"],
     anchor_column_name: str | None = None,
     positive_column_name: str | None = None,
     corpus: Sequence[str] | None = None,
@@ -134,8 +136,10 @@ def mine_hard_negatives(
         dataset: the pairs: a DataFrame, a :class:`~sbert_tutor.data.table.DataTable`, a dict of
             columns, or a list of ``(anchor, positive)`` tuples. An anchor may have several
             positives (several rows); every one is excluded from its candidates.
-        model: the retriever that ranks the corpus (a ``SentenceEncoder``; embeddings are unit
-            length, the score is the cosine).
+        model: the retriever that ranks the corpus: a ``SentenceEncoder`` (embeddings are unit
+            length, the score is the cosine) or ``"bm25"`` (:class:`~sbert_tutor.bm25.BM25Index`
+            over the corpus and the positives, Anserini's parameters; the margins and score
+            bounds are then in BM25 units).
         anchor_column_name, positive_column_name: default the first and second column.
         corpus: texts to mine from, besides the positives (default: the positives only).
         cross_encoder: rescore the candidates and the positives (e.g. a
@@ -168,8 +172,9 @@ def mine_hard_negatives(
     Differences from sentence-transformers: the result is a pandas DataFrame, not a
     ``datasets.Dataset`` (``Dataset.from_pandas`` converts it); ``"labeled-list"``, prompts,
     ``include_positives``, FAISS, multi-process encoding and the embedding cache are not
-    offered; ``sampling_strategy="random"`` draws from ``random.Random(seed)`` instead of the
-    global generator, so its samples differ; nothing is printed.
+    offered; ``model="bm25"`` is an addition; ``sampling_strategy="random"`` draws from
+    ``random.Random(seed)`` instead of the global generator, so its samples differ; nothing is
+    printed.
     """
     frame, anchor_col, positive_col = _pairs_frame(
         dataset, anchor_column_name, positive_column_name
@@ -194,27 +199,41 @@ def mine_hard_negatives(
         range_max = range_min + num_negatives * (10 if wide else 1) + most_positives
     _check_options(range_min, range_max, num_negatives, output_format, sampling_strategy)
 
-    # 1. the candidates: the corpus by cosine, best first (-inf / -1 where the corpus runs out)
-    corpus_emb = torch.as_tensor(
-        model.encode(texts, batch_size=batch_size, normalize_embeddings=True)
-    )
-    query_emb = torch.as_tensor(
-        model.encode(queries, batch_size=batch_size, normalize_embeddings=True)
-    )
+    # 1. the candidates: the corpus by cosine (or BM25), best first (-inf / -1 past its end)
+    rows = [(q, p) for q in range(len(queries)) for p in positive_ids[q]]  # grouped by anchor
     width = range_max + most_positives
     k = min(width, len(texts))
-    parts = [
-        torch.topk(query_emb[i : i + chunk_size] @ corpus_emb.T, k=k, dim=1)
-        for i in range(0, len(queries), chunk_size)
-    ]
+    if isinstance(model, str):
+        check_choice(model, ("bm25",), "model", other=" or a SentenceEncoder")
+        from sbert_tutor.bm25 import BM25Index
+
+        lexical = BM25Index(texts)
+        parts, own = [], {}
+        for i in range(0, len(queries), chunk_size):
+            full = torch.as_tensor(lexical.scores(queries[i : i + chunk_size]))
+            own.update({(q, p): full[q - i, p] for q, p in rows if i <= q < i + chunk_size})
+            full[full <= 0] = -np.inf  # shares no term with the anchor: not a candidate
+            parts.append(torch.topk(full, k=k, dim=1))
+        positive_scores = torch.stack([own[row] for row in rows])
+    else:
+        corpus_emb = torch.as_tensor(
+            model.encode(texts, batch_size=batch_size, normalize_embeddings=True)
+        )
+        query_emb = torch.as_tensor(
+            model.encode(queries, batch_size=batch_size, normalize_embeddings=True)
+        )
+        parts = [
+            torch.topk(query_emb[i : i + chunk_size] @ corpus_emb.T, k=k, dim=1)
+            for i in range(0, len(queries), chunk_size)
+        ]
+        positive_scores = (query_emb[[q for q, _ in rows]] * corpus_emb[[p for _, p in rows]]).sum(
+            1
+        )
     scores = torch.cat([p.values for p in parts])
     indices = torch.cat([p.indices for p in parts])
     if k < width:
         scores = torch.cat([scores, scores.new_full((len(queries), width - k), -np.inf)], dim=1)
         indices = torch.cat([indices, indices.new_full((len(queries), width - k), -1)], dim=1)
-    # the (anchor, positive) rows, grouped by anchor, and their scores
-    rows = [(q, p) for q in range(len(queries)) for p in positive_ids[q]]
-    positive_scores = (query_emb[[q for q, _ in rows]] * corpus_emb[[p for _, p in rows]]).sum(1)
 
     # 2. a cross-encoder's scores instead, for the filters
     if cross_encoder is not None and (filters or min_score is not None):

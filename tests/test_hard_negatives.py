@@ -248,3 +248,24 @@ def _load_cross_encoder(folder):
     from sbert_tutor import CrossEncoder
 
     return CrossEncoder.from_pretrained(folder, device="cpu")
+
+
+def test_bm25_mining_takes_bm25s_best_non_positives():
+    pytest.importorskip("bm25s")
+    pytest.importorskip("Stemmer")
+    from sbert_tutor.bm25 import BM25Index
+
+    pairs = pd.DataFrame(PAIRS, columns=["query", "answer"])
+    mined = mine_hard_negatives(pairs, "bm25", corpus=CORPUS, num_negatives=2, output_scores=True)
+    texts = list(dict.fromkeys([*CORPUS, *(a for _, a in PAIRS)]))
+    run = BM25Index(texts).search({q: q for q, _ in PAIRS}, top_k=len(texts))
+    positives = {q: {texts.index(a) for qq, a in PAIRS if qq == q} for q, _ in PAIRS}
+    for (query, answer), group in mined.groupby(["query", "answer"], sort=False):
+        ranked = sorted(run[query].items(), key=lambda item: -item[1])
+        expected = [texts[int(d)] for d, _ in ranked if int(d) not in positives[query]][:2]
+        assert group["negative"].tolist() == expected  # fewer when fewer share a term
+        assert group["scores"].iloc[0][0] == pytest.approx(
+            run[query].get(str(texts.index(answer)), 0.0)
+        )
+    with pytest.raises(ValueError, match="unknown model 'bm52'"):
+        mine_hard_negatives(pairs, "bm52")
