@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
         "retrieval": scores,
         "dense_model": None if args.no_dense else MODEL,
         "rrf_k": 60,
-        "provenance": provenance(data_files=[*files, *more], command=sys.argv),
+        "provenance": provenance(data_files=[*files, *more], extra={"command": sys.argv}),
     }
     if args.json:
         from sbert_tutor.commands.common import write_json

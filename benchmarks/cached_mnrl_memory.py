@@ -142,7 +142,7 @@ def run_driver(args: argparse.Namespace) -> dict[str, Any]:
     from sbert_tutor.provenance import provenance
 
     _, files = training_pairs(args.data, args.batch_size)
-    record = provenance(data_files=files, command=sys.argv)  # the code as the workers start
+    record = provenance(data_files=files, extra={"command": sys.argv})  # as the workers start
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     results: dict[str, Any] = {}

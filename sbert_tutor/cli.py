@@ -71,6 +71,7 @@ FLAGS = {
     "hard_negatives": "--hard-negatives",
     "num_positives": "--num-positives",
     "num_negatives": "--num-negatives",
+    "mini_batch_size": "--mini-batch-size",
     "label_column": "--label-column",
     "text_columns": "--text-columns",
     "eval_data": "--eval-file",
