@@ -254,6 +254,7 @@ __all__ = [
     "process_device",
     "rank",
     "shard",
+    "sum_gradients",
     "world_size",
     "wrap",
 ]
