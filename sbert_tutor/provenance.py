@@ -83,11 +83,50 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+#: CPU feature flags (``/proc/cpuinfo`` names) that decide which kernels fp32, bf16 and int8
+#: arithmetic run on: x86's AVX2/FMA, AVX-512 and its BF16 and VNNI (int8 dot products)
+#: extensions, AVX-VNNI, AMX tiles; Arm's bf16, int8 dot products and matrix multiply.
+ISA_FLAGS = frozenset(
+    {
+        "avx2",
+        "fma",
+        "avx512f",
+        "avx512_bf16",
+        "avx512_vnni",
+        "avx_vnni",
+        "amx_tile",
+        "amx_bf16",
+        "amx_int8",
+        "bf16",
+        "asimddp",
+        "i8mm",
+    }
+)
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """The CPU's model name as ``/proc/cpuinfo`` gives it (``None`` where there is none)."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("model name", "cpu model") and value.strip():
+            return value.strip()
+    return None
+
+
 def hardware() -> dict[str, Any]:
-    """CPU, thread count and GPU (if any)."""
+    """CPU (architecture, model, the instruction-set flags of :data:`ISA_FLAGS` it has, cores),
+    thread count and GPU (if any)."""
+    from sbert_tutor.compute import cpu_flags
+
     info: dict[str, Any] = {
         "platform": platform.platform(),
         "cpu": platform.processor() or platform.machine(),
+        "cpu_model": cpu_model(),
+        "cpu_isa": sorted(ISA_FLAGS & cpu_flags()),
         "cpu_count": os.cpu_count(),
     }
     try:

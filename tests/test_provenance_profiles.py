@@ -109,3 +109,19 @@ def test_labels_say_what_each_profile_is(monkeypatch):
     assert paper.startswith("paper (each paper's own setup")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert get_profile("quick").label == "quick (CPU, small subsets; not a paper reproduction)"
+
+
+def test_hardware_names_the_cpu_model_and_its_instruction_sets(tmp_path):
+    from sbert_tutor.book.recorded import hardware_text
+    from sbert_tutor.provenance import ISA_FLAGS, cpu_model, hardware
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Some CPU 9000\nflags\t\t: fpu avx2\n")
+    assert cpu_model(cpuinfo) == "Some CPU 9000"
+    assert cpu_model(tmp_path / "absent") is None
+    info = hardware()
+    assert {"cpu_model", "cpu_isa"} <= set(info) and set(info["cpu_isa"]) <= ISA_FLAGS
+    old = {"device": "cpu", "cpu": "x86_64", "cpu_count": 2, "torch_threads": 2}
+    assert "model and instruction sets not recorded" in hardware_text(old)
+    new = old | {"cpu_model": "Some CPU 9000", "cpu_isa": ["avx2"]}
+    assert hardware_text(new).endswith("Some CPU 9000 (avx2)")

@@ -15,8 +15,10 @@ sentences/s, cosine pairs/s — and extrapolate:
 
 Every rate counts what the formulas divide: :math:`r_\text{pair}` and :math:`r_\text{cos}` are both
 *distinct pairs* per second. The cosine rate is timed as the method that finds the most similar
-pair, one :math:`n \times n` matrix product and its maximum; that product computes :math:`n^2`
-entries, but it settles only the :math:`n(n-1)/2` distinct pairs, so those are what it counts.
+pair (:func:`most_similar_pair`): one :math:`n \times n` matrix product, its diagonal (each
+sentence with itself) set to :math:`-\infty`, and the position of its maximum; that product
+computes :math:`n^2` entries, but it settles only the :math:`n(n-1)/2` distinct pairs, so those
+are what it counts.
 
 The cross-encoder is the same BERT fed the pair ``[CLS] s1 [SEP] s2 [SEP]`` with a one-logit head;
 its timing does not depend on whether the head was trained, so a fresh head is used.
@@ -101,6 +103,25 @@ def cross_encoder_like(
     return score
 
 
+def sentence_pool(
+    sentences1: Sequence[str], sentences2: Sequence[str], n_sentences: int
+) -> list[str]:
+    """The first ``n_sentences`` distinct sentences of both sides of the pairs, in order: what
+    :func:`measure_rates` encodes and searches for the most similar pair."""
+    return list(dict.fromkeys([*sentences1, *sentences2]))[:n_sentences]
+
+
+def most_similar_pair(emb: torch.Tensor) -> tuple[int, int, float]:
+    r"""The most similar pair ``(i, j, score)``, ``i < j``, among the rows of ``emb`` (unit rows:
+    the score is their cosine). One :math:`n \times n` product; its diagonal, each row with
+    itself (a cosine of 1), is set to :math:`-\infty` so that the maximum is a pair of two
+    different rows."""
+    scores = emb @ emb.T
+    scores.fill_diagonal_(float("-inf"))
+    i, j = divmod(int(torch.argmax(scores)), scores.shape[1])
+    return min(i, j), max(i, j), float(scores[i, j])
+
+
 def measure_rates(
     encoder: SentenceEncoder,
     sentences1: Sequence[str],
@@ -125,7 +146,7 @@ def measure_rates(
     cross = _median_rate(
         lambda: score(sentences1, sentences2, batch_size), len(sentences1), repeats
     )
-    pool = list(dict.fromkeys([*sentences1, *sentences2]))[:n_sentences]
+    pool = sentence_pool(sentences1, sentences2, n_sentences)
     encoder.encode(pool[:batch_size], batch_size=batch_size)  # warm-up
     bi = _median_rate(lambda: encoder.encode(pool, batch_size=batch_size), len(pool), repeats)
     emb = torch.from_numpy(encoder.encode(pool, batch_size=batch_size, normalize_embeddings=True)).to(
@@ -133,7 +154,7 @@ def measure_rates(
     )
     # the product computes n^2 entries, but it settles n(n-1)/2 distinct pairs, which is what
     # extrapolate divides by this rate
-    cos = _median_rate(lambda: (emb @ emb.T).max(), pair_count(len(pool)), repeats)
+    cos = _median_rate(lambda: most_similar_pair(emb), pair_count(len(pool)), repeats)
     return CostRates(cross, bi, cos, batch_size, len(sentences1), len(pool), str(encoder.device))
 
 

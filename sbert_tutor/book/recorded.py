@@ -76,13 +76,19 @@ def recorded_matching(
 
 
 def hardware_text(hardware: Mapping[str, Any], gpu: str | None = None) -> str:
-    """The hardware of a run in words: the GPU when there was one, else device, cores, threads."""
+    """The hardware of a run in words: the GPU when there was one, else device, cores, threads,
+    and the CPU's model and instruction-set flags where the record has them (runs recorded
+    before provenance kept them name only the architecture)."""
     if gpu or hardware.get("gpu"):
         return str(gpu or hardware.get("gpu"))
-    return (
+    text = (
         f"{hardware.get('device')}, {hardware.get('cpu_count')} cores, "
         f"{hardware.get('torch_threads')} torch threads"
     )
+    if "cpu_model" not in hardware:
+        return f"{text}; {hardware.get('cpu', 'CPU')}, model and instruction sets not recorded"
+    isa = ", ".join(hardware.get("cpu_isa") or []) or "none of those listed"
+    return f"{text}; {hardware.get('cpu_model') or hardware.get('cpu')} ({isa})"
 
 
 def how_recorded(record: Mapping[str, Any]) -> pd.Series:

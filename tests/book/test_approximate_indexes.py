@@ -61,9 +61,44 @@ def test_memory_and_projection_by_hand():
     assert list(table.index) == ["Flat (exact)", "HNSW M=16", "IVF-Flat", "IVF-PQ m=8"]
     assert table.loc["IVF-PQ m=8", "bytes / vector"] == pytest.approx(40.0)
     projection = msmarco_projection(rows, n=10, dim=384, target=1000)
-    assert projection.iloc[:, 1]["HNSW M=16"] == pytest.approx(500.0 * 1000 / 2**30)
+    assert projection["GiB for 1,000 (extrapolated)"]["HNSW M=16"] == pytest.approx(
+        500.0 * 1000 / 2**30
+    )
     assert projection.attrs["flat_qps_at_target"] == pytest.approx(100.0 * 10 / 1000)
     assert projection.attrs["float32_gib"] == pytest.approx(1000 * 384 * 4 / 2**30)
+
+
+def test_projection_counts_fixed_parts_once_and_grows_the_centroids():
+    from sbert_tutor.ann import default_nlist
+    from sbert_tutor.book.chapters.approximate_indexes import fixed_bytes
+
+    n, dim, target = 10_000, 384, 1_000_000
+    nlist = default_nlist(n)  # 400; the default at the target is 4,000
+    knobs = {"nlist": nlist, "m": 48, "nbits": 8}
+    centroids, codebooks = 4 * dim * nlist, 4 * dim * 256
+    assert fixed_bytes("ivf_pq", knobs, dim) == centroids + codebooks
+    rows = [
+        {
+            "family": "Flat (exact)",
+            "kind": "flat",
+            "build_knobs": {},
+            "qps": 1.0,
+            "nbytes": 1536 * n,
+        },
+        {
+            "family": "IVF-PQ",
+            "kind": "ivf_pq",
+            "build_knobs": knobs,
+            "qps": 1.0,
+            "nbytes": 56 * n + centroids + codebooks,
+        },
+    ]
+    gib = msmarco_projection(rows, n, dim, target)[f"GiB for {target:,} (extrapolated)"]
+    # by hand: 48 code bytes and an 8-byte id a vector, 4 sqrt(target) centroids, the codebooks
+    by_hand = 56 * target + 4 * dim * default_nlist(target) + codebooks
+    assert gib["IVF-PQ"] == pytest.approx(by_hand / 2**30)
+    # the measured bytes a vector times the target would count the centroids n/target times
+    assert (56 * n + centroids + codebooks) / n * target / 2**30 > 1.1 * gib["IVF-PQ"]
 
 
 def test_layout_gain_pairs_each_clustered_family_with_insertion_order():

@@ -100,3 +100,17 @@ def test_pair_count_and_the_cost_claims():
     # Taneja et al.'s 100K sentences: 100 times SBERT's pairs, not 50 million
     assert taneja["n(n-1)/2"] == 4_999_950_000 and taneja["pairs stated"] == 50_000_000
     assert taneja["hours at SBERT's rate per pair"] == round(65 * 4_999_950_000 / 49_995_000, 1)
+
+
+def test_most_similar_pair_skips_the_diagonal():
+    import torch
+
+    from sbert_tutor.book.cost import most_similar_pair, sentence_pool
+
+    # unit rows: 0 and 2 are the closest distinct pair (cos 0.8); every row's cosine with
+    # itself is 1, which a plain (emb @ emb.T).max() would return
+    emb = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.8, 0.6]])
+    i, j, score = most_similar_pair(emb)
+    assert (i, j) == (0, 2)
+    assert score == pytest.approx(0.8)
+    assert sentence_pool(["a", "b"], ["b", "c"], 2) == ["a", "b"]

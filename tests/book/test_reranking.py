@@ -11,6 +11,7 @@ from sbert_tutor.book.chapters.reranking import (
     CrossEncoderStart,
     Retrieval,
     Scores,
+    rerank_change,
     rerank_table,
     rerank_verdict,
 )
@@ -65,3 +66,13 @@ def test_rerank_table_by_hand():
     assert "does not beat" in rerank_verdict(table, "trained here: x, 30 steps of 16")
     assert "published" in rerank_verdict(table, "published: some/model")
     assert isinstance(table, pd.DataFrame)
+    # the first stage: q1's relevant c at rank 3, q2's x at rank 1. recall@k: 1/2, 1/2, 1;
+    # the ceiling puts a relevant passage in the top k first, else keeps the first stage's RR@10
+    assert table.loc[[1, 2, 3], "first stage recall@k"].tolist() == pytest.approx([0.5, 0.5, 1.0])
+    ceiling = [(1 / 3 + 1) / 2, (1 / 3 + 1) / 2, 1.0]
+    assert table.loc[[1, 2, 3], "mrr@10 ceiling"].tolist() == pytest.approx(ceiling)
+    assert (table.loc[[1, 2, 3], "mrr@10"] <= table.loc[[1, 2, 3], "mrr@10 ceiling"]).all()
+    change = rerank_change(Retrieval(run, 2.0, 0.0), merge_reranked(run, scores, 3), _data())
+    # q1: 1/3 -> 1, q2: 1 -> 1/3
+    assert change.change == pytest.approx(0.0) and (change.better, change.worse) == (1, 1)
+    assert "interval over the 2 test queries" in rerank_verdict(table, "published: m", change)

@@ -342,31 +342,72 @@ def layout_gain(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def fixed_bytes(
+    kind: str, build_knobs: Mapping[str, Any], dim: int, nlist: int | None = None
+) -> int:
+    r"""Bytes of an index that are not stored a vector: IVF's coarse centroids, :math:`nlist
+    \cdot d` float32 (``nlist``: the built one unless given); product quantisation's codebooks,
+    :math:`2^{nbits}` sub-centroids of :math:`d/m` floats for each of the :math:`m` slices, so
+    :math:`2^{nbits} d` float32 whatever :math:`n`; SQ8's range of every dimension, :math:`2d`
+    float32. Flat and HNSW store nothing beside their vectors and links."""
+    total = 0
+    nlist = nlist or build_knobs.get("nlist")
+    if kind.startswith("ivf") and nlist:
+        total += 4 * dim * int(nlist)
+    if kind == "ivf_pq" and build_knobs.get("nbits"):
+        total += 4 * dim * 2 ** int(build_knobs["nbits"])
+    if kind == "hnsw_sq8":
+        total += 4 * 2 * dim
+    return total
+
+
 def msmarco_projection(
     rows: Sequence[Mapping[str, Any]], n: int, dim: int, target: int = MSMARCO_PASSAGES
 ) -> pd.DataFrame:
     r"""What the measured indexes would need for ``target`` vectors (default: MS MARCO's 8.8M).
 
-    Memory is measured bytes a vector times ``target`` (an extrapolation, but a safe one: every
-    index here stores a fixed number of bytes a vector, plus centroids and codebooks that do not
-    grow with :math:`n`). The flat index's queries/s are extrapolated as :math:`\propto 1/n`
-    (it does :math:`n\,d` multiply-adds a query). Recall and the approximate indexes' speed at
-    8.8M are *not* extrapolated: they depend on how the data fills the space.
+    An index's bytes are split into the parts stored a vector (vectors or codes, graph links,
+    list ids: measured bytes minus the fixed parts, divided by ``n``) and the parts that are not
+    (:func:`fixed_bytes`: IVF's centroids, which grow as :math:`nlist = 4\sqrt{n}` when the
+    index took that default, PQ's codebooks and SQ8's ranges, which do not). The projection
+    multiplies the first by ``target`` and adds the second at ``target``, so nothing is counted
+    twice. The flat index's queries/s are extrapolated as :math:`\propto 1/n` (it does
+    :math:`n\,d` multiply-adds a query). Recall and the approximate indexes' speed at 8.8M are
+    *not* extrapolated: they depend on how the data fills the space.
     """
+    from sbert_tutor.ann import default_nlist
+
+    def nlist_at(knobs: Mapping[str, Any], size: int) -> int | None:
+        built = knobs.get("nlist")
+        if not built:
+            return None
+        return default_nlist(size) if int(built) == default_nlist(n) else int(built)
+
     seen: dict[str, Mapping[str, Any]] = {}
     for r in rows:
         seen.setdefault(r["family"], r)
-    per_vector = {family: r["nbytes"] / n for family, r in seen.items()}
-    flat = seen["Flat (exact)"]
-    out = pd.DataFrame(
-        {
-            "bytes / vector (measured)": per_vector,
-            f"GiB for {target:,} (extrapolated)": {
-                f: b * target / 2**30 for f, b in per_vector.items()
-            },
-        }
-    )
+    columns: dict[str, dict[str, float]] = {
+        "bytes / vector (measured)": {},
+        "fixed MiB (measured)": {},
+        "bytes / vector without fixed parts": {},
+        f"fixed MiB at {target:,}": {},
+        f"GiB for {target:,} (extrapolated)": {},
+    }
+    for family, r in seen.items():
+        kind, knobs = r.get("kind", ""), r.get("build_knobs", {})
+        fixed_n = fixed_bytes(kind, knobs, dim)
+        fixed_target = fixed_bytes(kind, knobs, dim, nlist_at(knobs, target))
+        per_vector = (r["nbytes"] - fixed_n) / n
+        columns["bytes / vector (measured)"][family] = r["nbytes"] / n
+        columns["fixed MiB (measured)"][family] = fixed_n / 2**20
+        columns["bytes / vector without fixed parts"][family] = per_vector
+        columns[f"fixed MiB at {target:,}"][family] = fixed_target / 2**20
+        columns[f"GiB for {target:,} (extrapolated)"][family] = (
+            per_vector * target + fixed_target
+        ) / 2**30
+    out = pd.DataFrame(columns)
     out.index.name = "index"
+    flat = seen["Flat (exact)"]
     out.attrs["flat_qps_at_target"] = flat["qps"] * n / target
     out.attrs["float32_gib"] = target * dim * 4 / 2**30
     return out

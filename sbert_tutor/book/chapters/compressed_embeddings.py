@@ -10,8 +10,9 @@ sentences) and :math:`v` (passages), so that rows differ only in the compression
   rescores :math:`kM` candidates with the float query against the dequantised codes;
 * ``binary``: sign bits searched by Hamming distance, :math:`\lceil d/8\rceil` bytes;
   ``binary + rescore xM (V)`` rescores :math:`kM` Hamming candidates with the float query
-  against ``V``: the int8 codes (kept on disk, :math:`d` bytes a vector read only for the
-  candidates) or the bits themselves (nothing more stored);
+  against ``V``: the int8 codes (:math:`d` bytes a vector read only for the candidates, so they
+  may stay on disk and are counted as disk bytes; the timings hold them in memory) or the bits
+  themselves (nothing more stored);
 * ``truncate D``: the first :math:`D` coordinates, exact cosine search, :math:`4D` bytes.
 
 STS scores for a pair: cosine (float32, truncation, int8 codes), :math:`-h` for binary; a
@@ -78,7 +79,8 @@ class Variant:
         return bytes_per_vector(self.dim, self.precision)
 
     def rescore_bytes(self) -> int:
-        """Bytes a vector of extra rescoring vectors (on disk, read for candidates only)."""
+        """Bytes a vector of extra rescoring vectors (read for candidates only, so counted as disk
+        bytes; :func:`compression_table` times them in memory)."""
         return bytes_per_vector(self.dim, "int8") if self.rescore_against == "int8" else 0
 
 

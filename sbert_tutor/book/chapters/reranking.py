@@ -47,9 +47,10 @@ from sbert_tutor.data.msmarco import (
 from sbert_tutor.data.table import DataTable
 from sbert_tutor.embedding import Encoder
 from sbert_tutor.evaluation.retrieval import encode_corpus, retrieve
-from sbert_tutor.metrics import Run, evaluate_run
+from sbert_tutor.metrics import Run, evaluate_run, evaluate_run_per_query
 from sbert_tutor.rerank import cross_encoder_scores, merge_reranked
 from sbert_tutor.settings import hf_offline
+from sbert_tutor.stats import PairedBootstrap, paired_bootstrap
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.recipe import fit
 
@@ -311,11 +312,29 @@ def timed_scores(
     return Scores(scores, k, 1000 * (time.perf_counter() - start) / max(pairs, 1))
 
 
+def first_stage_ceiling(retrieval: Retrieval, data: MSMarcoData, k: int) -> tuple[float, float]:
+    """The first stage's recall@k and the highest MRR@10 that re-ranking its top ``k`` can reach.
+
+    Re-ranking only re-orders the first ``k`` candidates (the others keep their places): a
+    perfect re-ranker puts a relevant passage first for every query that has one among them
+    (reciprocal rank 1), and leaves every other query's RR@10 as the first stage had it. The
+    mean of that over the queries is the ceiling; no re-ranker of these ``k`` can do better.
+    """
+    per_query = evaluate_run_per_query(
+        retrieval.run, data.qrels, ks=sorted({k, 10}), relevance_threshold=data.relevance_threshold
+    )
+    recall = [m[f"recall@{k}"] for m in per_query.values()]
+    best = [1.0 if m[f"recall@{k}"] > 0 else m["mrr@10"] for m in per_query.values()]
+    return float(np.mean(recall)), float(np.mean(best))
+
+
 def rerank_table(
     retrieval: Retrieval, scores: Scores, data: MSMarcoData, depths: Sequence[int]
 ) -> pd.DataFrame:
-    """MRR@10 and nDCG@10 of the bi-encoder alone (k = 0) and re-ranked at each depth k, and
-    the ms a query: retrieval, plus k times the measured ms a pair for re-ranking."""
+    """MRR@10 and nDCG@10 of the bi-encoder alone (k = 0) and re-ranked at each depth k; for
+    each k the first stage's recall@k and the MRR@10 ceiling of re-ranking its top k
+    (:func:`first_stage_ceiling`); and the ms a query: retrieval, plus k times the measured ms
+    a pair (amortised over batches of pairs, not one query's latency) for re-ranking."""
     rows = [(0, retrieval.run)]
     rows += [(k, merge_reranked(retrieval.run, scores.scores, k)) for k in depths]
     out = []
@@ -323,9 +342,12 @@ def rerank_table(
         metrics = evaluate_run(
             run, data.qrels, ks=[10], relevance_threshold=data.relevance_threshold
         )
+        recall, ceiling = first_stage_ceiling(retrieval, data, k) if k else (np.nan, np.nan)
         out.append(
             {
                 "k re-ranked": k,
+                "first stage recall@k": recall,
+                "mrr@10 ceiling": ceiling,
                 "mrr@10": metrics["mrr@10"],
                 "ndcg@10": metrics["ndcg@10"],
                 "retrieval ms/query": retrieval.ms_per_query,
@@ -335,6 +357,22 @@ def rerank_table(
     table = pd.DataFrame(out).set_index("k re-ranked")
     table["total ms/query"] = table["retrieval ms/query"] + table["re-ranking ms/query"]
     return table
+
+
+def rerank_change(
+    retrieval: Retrieval, reranked: Run, data: MSMarcoData, n_resamples: int = 2000
+) -> PairedBootstrap:
+    """The change of MRR@10 that re-ranking made, query by query, with a 95% paired bootstrap
+    interval over the test queries (:func:`~sbert_tutor.stats.paired_bootstrap`)."""
+    threshold = data.relevance_threshold
+    before = evaluate_run_per_query(retrieval.run, data.qrels, [10], threshold)
+    after = evaluate_run_per_query(reranked, data.qrels, [10], threshold)
+    queries = list(before)
+    return paired_bootstrap(
+        [after[q]["mrr@10"] for q in queries],
+        [before[q]["mrr@10"] for q in queries],
+        n_resamples=n_resamples,
+    )
 
 
 def plot_mrr_vs_k(table: pd.DataFrame, ax=None, label: str = "re-ranked"):
@@ -376,13 +414,28 @@ def first_relevant_moves(retrieval: Retrieval, reranked: Run, data: MSMarcoData)
     return pd.Series(moves, name="queries")
 
 
-def rerank_verdict(table: pd.DataFrame, reranker: str) -> str:
+def rerank_verdict(
+    table: pd.DataFrame, reranker: str, interval: PairedBootstrap | None = None
+) -> str:
     """One sentence on what re-ranking the deepest k did to MRR@10, and the why when it hurt:
-    ``reranker`` says which cross-encoder ran (:func:`msmarco_reranker`'s words)."""
+    ``reranker`` says which cross-encoder ran (:func:`msmarco_reranker`'s words); ``interval``
+    (:func:`rerank_change`) adds the change's 95% bootstrap interval over the test queries."""
     k = int(table.index.max())
     before, after = float(table.loc[0, "mrr@10"]), float(table.loc[k, "mrr@10"])
     change = after - before
-    head = f"Re-ranking the top {k} moves MRR@10 from {before:.3f} to {after:.3f} ({change:+.3f})"
+    head = f"Re-ranking the top {k} moves MRR@10 from {before:.3f} to {after:.3f} ({change:+.3f}"
+    if interval is not None:
+        head += (
+            f"; 95% paired bootstrap interval over the {interval.n} test queries "
+            f"[{interval.low:+.3f}, {interval.high:+.3f}], "
+            + (
+                "which contains 0: these queries cannot tell the two rankings apart"
+                if interval.low <= 0 <= interval.high
+                else "which excludes 0"
+            )
+            + f"; {interval.better} queries gained, {interval.worse} lost"
+        )
+    head += ")"
     if reranker.startswith("published"):
         return head + (
             ", with the published cross-encoder, trained on MS MARCO's own training set."
