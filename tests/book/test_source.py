@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sbert_tutor.book.source import show_source, source_lines
+from sbert_tutor.book.source import resolve_dotted, show_source, source_lines
 from sbert_tutor.losses import cosine_regression
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,4 +66,19 @@ def test_every_shown_block_names_an_existing_object(notebook):
         ]
         exec("\n".join(imports), scope)  # noqa: S102 - the notebook's own import lines
         obj = eval(name, scope)  # noqa: S307 - a dotted name from the notebook
+        if isinstance(obj, str):  # shown by its dotted name (a private helper)
+            obj = resolve_dotted(obj)
         assert source_lines(obj), (notebook.name, name)
+
+
+def test_a_private_helper_is_shown_by_its_dotted_name():
+    from sbert_tutor.losses import ranking
+    from sbert_tutor.training import Trainer
+
+    by_name = show_source("sbert_tutor.losses.ranking._diagonal_cross_entropy", docstring=False)
+    assert by_name.data == show_source(ranking._diagonal_cross_entropy, docstring=False).data
+    assert resolve_dotted("sbert_tutor.training.Trainer.train_step") is Trainer.train_step
+    with pytest.raises(ValueError, match="has no attribute 'nope'"):
+        show_source("sbert_tutor.losses.ranking.nope")
+    with pytest.raises(ValueError, match="no module in"):
+        show_source("not_a_module.thing")
