@@ -13,7 +13,7 @@ Subclasses are declared with ``@dataclass(frozen=True, eq=False, repr=False, kw_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -37,3 +37,13 @@ class Result(ShowsTable):
     table: pd.DataFrame
     note: str = ""
     provenance: dict[str, Any] = field(default_factory=dict)
+
+    #: The name of the main number, as sentence-transformers' evaluators call it (``None``: the
+    #: result has no single main number).
+    primary_metric: ClassVar[str | None] = None
+
+    @property
+    def main_score(self) -> float:
+        """The main number (:attr:`primary_metric`) as a float: what a training log, a model
+        card or a comparison keeps of this result."""
+        raise TypeError(f"{type(self).__name__} has no single main number; read its table")

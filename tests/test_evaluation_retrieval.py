@@ -92,6 +92,12 @@ def test_pipeline_matches_brute_force_and_evaluate_run():
     assert set(result.provenance) >= {"git", "packages", "hardware", "model", "retrieval"}
     assert result.provenance["retrieval"]["top_k"] == 5
     assert repr(result) == repr(table) and result._repr_html_() == table._repr_html_()
+    # no cutoff 10 here: the main number is nDCG at the largest cutoff
+    assert result.primary_metric == "ndcg@5" and result.main_score == expected["ndcg@5"]
+    at_ten = evaluate_retrieval(
+        encoder, queries, corpus, qrels, ks=(1, 10), show_progress_bar=False
+    )
+    assert at_ten.primary_metric == "ndcg@10" and at_ten.main_score == at_ten.results["ndcg@10"]
 
 
 def test_chunking_streaming_and_precomputed_embeddings_agree():

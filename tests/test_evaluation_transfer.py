@@ -317,3 +317,14 @@ def test_cli_rejects_a_bad_grid(capsys):
     with pytest.raises(SystemExit):
         main(["eval-transfer", "--model", "x", "--l2-grid", "0,-1"])
     assert "--l2-grid must be comma-separated positive numbers" in capsys.readouterr().err
+
+
+def test_a_transfer_result_gives_its_main_number():
+    from sbert_tutor.evaluation.transfer import TransferResult
+
+    one = TransferResult(table=pd.DataFrame({"task": ["MR"], "accuracy": [71.5]}))
+    several = TransferResult(
+        table=pd.DataFrame({"task": ["MR", "CR", "avg"], "accuracy": [70.0, 80.0, 75.0]})
+    )
+    assert one.primary_metric == "accuracy" and one.main_score == 71.5
+    assert several.main_score == 75.0  # the avg row

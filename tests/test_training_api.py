@@ -309,7 +309,7 @@ def test_sts_result_gives_its_main_number(minilm):
 
     result = evaluate_sts(minilm, pairs=SCORED, show_progress_bar=False)
     assert result.spearman == result.table.spearman[0] and result.primary_metric == "spearman"
-    assert result.pearson == result.table.pearson[0]
+    assert result.pearson == result.table.pearson[0] and result.main_score == result.spearman
 
 
 def test_a_named_set_the_loss_cannot_use_is_advised_in_the_callers_terms(encoder, tmp_path, capsys):

@@ -122,6 +122,20 @@ class RetrievalResult(Result):
     top_k: int | None = None
     score: str | None = None
 
+    @property
+    def primary_metric(self) -> str:  # type: ignore[override]
+        """``"ndcg@10"`` (sentence-transformers' ``InformationRetrievalEvaluator``'s main
+        number), or nDCG at the largest cutoff when 10 was not computed."""
+        if "ndcg@10" in self.results:
+            return "ndcg@10"
+        cutoffs = [int(name.split("@")[1]) for name in self.results if name.startswith("ndcg@")]
+        return f"ndcg@{max(cutoffs)}"
+
+    @property
+    def main_score(self) -> float:
+        """``results[primary_metric]``, a fraction in [0, 1]."""
+        return float(self.results[self.primary_metric])
+
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class MSMarcoResult(Result):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -66,8 +66,7 @@ class STSResult(Result):
     aggregation: str
     details: dict[str, Any]
 
-    #: The name of the main number, as sentence-transformers' evaluators call it.
-    primary_metric = "spearman"
+    primary_metric: ClassVar[str | None] = "spearman"
 
     def _headline(self, column: str) -> float:
         row = self.table.iloc[-1]  # the one task, or the avg row of several
@@ -83,6 +82,11 @@ class STSResult(Result):
     def pearson(self) -> float:
         """The Pearson correlation (x100) of the one task, or the ``avg`` row's."""
         return self._headline("pearson")
+
+    @property
+    def main_score(self) -> float:
+        """:attr:`spearman`."""
+        return self.spearman
 
 
 def check_aggregation(aggregation: str) -> str:

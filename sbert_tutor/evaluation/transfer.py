@@ -50,7 +50,7 @@ import time
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -647,6 +647,13 @@ class TransferResult(Result):
     """
 
     tasks: dict[str, TaskResult] = field(default_factory=dict)
+
+    primary_metric: ClassVar[str | None] = "accuracy"
+
+    @property
+    def main_score(self) -> float:
+        """The test accuracy (x100) of the one task, or the ``avg`` row's mean accuracy."""
+        return float(self.table.iloc[-1]["accuracy"])
 
     def timing(self) -> pd.DataFrame:
         """Seconds per task: encoding and classifier, with the number of sentences encoded."""
