@@ -24,45 +24,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from peak_memory import current_rss, peak_rss, reset_peak
+
 REPO = Path(__file__).resolve().parents[1]
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 VARIANTS = ("mnrl", "cached_mnrl")
-
-
-def _status_bytes(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak() -> bool:
-    """Reset ``VmHWM`` to the current resident set (Linux >= 4.0); ``False`` where not allowed."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _peak_rss() -> int:
-    hwm = _status_bytes("VmHWM")
-    if hwm is not None:
-        return hwm
-    ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return ru if sys.platform == "darwin" else ru * 1024  # macOS: bytes, Linux: KiB
 
 
 def training_pairs(data: str, n: int) -> tuple[list[tuple[str, str]], list[str]]:
@@ -110,12 +82,12 @@ def run_worker(args: argparse.Namespace) -> None:
     trainer = Trainer(encoder, make_objective(args.worker, **options), pairs, config)
     encoder.train(not args.no_dropout)
     set_seed(0)  # the same random state (dropout masks) in every run of a variant
-    reset = _reset_peak()
-    before = _status_bytes("VmRSS") or _peak_rss()
+    reset = reset_peak()
+    before = current_rss()
     start = time.perf_counter()
     loss, grad_norm, _ = trainer.train_step(list(range(args.batch_size)))
     seconds = time.perf_counter() - start
-    peak = _peak_rss()
+    peak = peak_rss()
     print(
         json.dumps(
             {

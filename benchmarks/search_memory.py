@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from peak_memory import current_rss, peak_rss
+
 REPO = Path(__file__).resolve().parents[1]
 DTYPES = {"fp16": "float16", "fp32": "float32"}
 
@@ -40,30 +42,6 @@ DTYPES = {"fp16": "float16", "fp32": "float32"}
 # ------------------------------------------------------------------------------------------
 # worker side (one variant, fresh process)
 # ------------------------------------------------------------------------------------------
-
-
-def _status_bytes(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def _peak_rss() -> int:
-    hwm = _status_bytes("VmHWM")
-    if hwm is not None:
-        return hwm
-    ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return ru if sys.platform == "darwin" else ru * 1024  # macOS: bytes, Linux: KiB
-
-
-def _current_rss() -> int:
-    rss = _status_bytes("VmRSS")
-    return rss if rss is not None else _peak_rss()
 
 
 def _corpus_chunks(args: argparse.Namespace):
@@ -88,7 +66,7 @@ def run_worker(args: argparse.Namespace) -> None:
     )
     # warm-up: thread pools and kernels are allocated outside the measured part
     semantic_search(queries[:2], np.ones((16, args.dim), np.float32), top_k=2, device="cpu")
-    baseline = _current_rss()
+    baseline = current_rss()
     result: dict[str, object] = {"variant": args.worker, "baseline_rss_bytes": baseline}
 
     if args.worker == "streaming":
@@ -133,7 +111,7 @@ def run_worker(args: argparse.Namespace) -> None:
         t2 = time.perf_counter()
         result.update(generate_s=t1 - t0, search_s=t2 - t1, wall_s=t2 - t0)
 
-    peak = _peak_rss()
+    peak = peak_rss()
     result.update(peak_rss_bytes=peak, peak_minus_baseline_bytes=peak - baseline)
     np.save(args.out_prefix + "_scores.npy", scores)
     np.save(args.out_prefix + "_indices.npy", indices)
