@@ -82,7 +82,7 @@ def auto_amp(device: torch.device | str, capability: tuple[int, int] | None = No
 
     This rule holds with width bucketing on (the trainer's default on CUDA under AMP): without
     it, every new batch width costs fp16/bf16 a one-off kernel choice that made an H100 epoch of
-    STSb at batch 16 3.4x slower than fp32 (issue 15). Whether ``"auto"`` is at least as fast as
+    STSb at batch 16 3.4x slower than fp32 (a recorded H100 run). Whether ``"auto"`` is at least as fast as
     fp32 for a given model and batch size is measured by ``benchmarks/train_step.py --device cuda
     --amp ...`` and recorded under ``sbert_tutor/book/results/``. ``capability`` defaults to the
     device's own (given in tests).

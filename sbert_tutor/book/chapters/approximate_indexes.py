@@ -1,7 +1,7 @@
 r"""Chapter 16, approximate indexes: the texts searched (:func:`search_texts`), the sweep of index
 settings (:func:`index_plan`, :func:`sweep`), the recall-vs-speed figure
-(:func:`plot_recall_qps`), the memory/build-time table (:func:`memory_table`), the bar of
-issue 24 (:func:`bar_check`), the clustered layout beside insertion order (:func:`layout_gain`)
+(:func:`plot_recall_qps`), the memory/build-time table (:func:`memory_table`), the speed bar
+(:func:`bar_check`), the clustered layout beside insertion order (:func:`layout_gain`)
 and what the curves say about MS MARCO's 8.8M passages (:func:`msmarco_projection`).
 ``benchmarks/ann_index.py`` runs the same sweep on the whole pool.
 """
@@ -28,7 +28,7 @@ COMMAND = (
     "SBERT_TUTOR_DATA=... HF_HUB_OFFLINE=1 python benchmarks/ann_index.py --threads 2 "
     "--ef-construction 400 --ef-search 16,24,32,40,48,64,96,128,256 --repeats 5 --json auto"
 )
-#: Issue 24's bar: recall@10 at least this, at queries/s at least ``speedup`` x the flat index.
+#: The chapter's speed bar: recall@10 at least this, at queries/s at least ``speedup`` x the flat index.
 BAR = {"recall_at_10": 0.95, "speedup_vs_flat": 10.0}
 #: Passages of the full MS MARCO v1 collection (:data:`sbert_tutor.data.msmarco.FULL_COLLECTION_SIZE`).
 MSMARCO_PASSAGES = 8_841_823
@@ -248,7 +248,7 @@ def results_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 def plot_recall_qps(rows: Sequence[Mapping[str, Any]], title: str = "", ax=None):
     """Recall@10 against speed (log scale): each setting's queries/s as a multiple of the flat
     index timed beside it (``speedup_vs_flat``, :func:`sweep`), one curve per index family, the
-    flat index as the line at 1 and issue 24's target region (recall >= 0.95 at >= 10x flat)
+    flat index as the line at 1 and the bar's target region (recall >= 0.95 at >= 10x flat)
     shaded."""
     ax = new_axes(ax, figsize=(8, 4.2))
     frame = results_frame(rows)
@@ -302,7 +302,7 @@ def memory_table(rows: Sequence[Mapping[str, Any]], n: int) -> pd.DataFrame:
 
 def bar_check(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The fastest setting with recall@10 >= 0.95, its speed-up over the flat index, and whether
-    that meets issue 24's 10x."""
+    that meets the bar's 10x."""
     ok = [r for r in rows if r["kind"] != "flat" and r["recall_at_10"] >= BAR["recall_at_10"]]
     if not ok:
         return {"index": None, "recall_at_10": None, "speedup_vs_flat": None, "met": False}

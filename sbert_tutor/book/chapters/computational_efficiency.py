@@ -204,7 +204,7 @@ def train_table(record: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def criteria_table(records: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """Issue 15's checks from every recorded run: value, bar, pass."""
+    """The GPU runs' acceptance checks from every recorded run: value, bar, pass."""
     rows = [
         {"run": name, **check}
         for name, record in records.items()
@@ -298,7 +298,7 @@ def gpu_run_report(folder: str | Path | None = None) -> GPURunReport:
             tables[f"{name}: one epoch per precision"] = train_table(record)
     checks = criteria_table(runs)
     if not checks.empty:
-        tables["issue 15's checks"] = checks
+        tables["acceptance checks"] = checks
     return GPURunReport(runs=runs, note="Recorded GPU runs:\n" + "\n".join(notes), tables=tables)
 
 
