@@ -7,7 +7,8 @@ the one Anserini runs):
 
     \operatorname{BM25}(D, Q) = \sum_{t \in Q} \operatorname{idf}(t)\,
         \frac{f(t, D)}{f(t, D) + k_1 \bigl(1 - b + b\, |D| / \overline{|D|}\bigr)},
-    \qquad \operatorname{idf}(t) = \log\Bigl(1 + \frac{N - n_t + 0.5}{n_t + 0.5}\Bigr)
+
+    \operatorname{idf}(t) = \log\Bigl(1 + \frac{N - n_t + 0.5}{n_t + 0.5}\Bigr)
 
 with :math:`f(t, D)` the count of term :math:`t` in :math:`D`, :math:`|D|` its length in terms,
 :math:`\overline{|D|}` the mean length, :math:`N` the number of passages and :math:`n_t` those

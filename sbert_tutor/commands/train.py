@@ -24,7 +24,9 @@ from sbert_tutor.commands.common import add_model_options, load_encoder, write_j
 __all__ = ["FILE_FORMAT", "LOG_FILE", "OPTION_FLAGS", "objective_options", "register", "run"]
 
 #: What ``sbert-tutor train --help`` says about a training file (the reader:
-#: :func:`sbert_tutor.training.sources.read_table`).
+#: :func:`sbert_tutor.training.sources.read_table`); ``sbert-tutor train --help`` shows it.
+#:
+#: :meta hide-value:
 FILE_FORMAT = """\
 A training file is .tsv (or .txt), .csv or .jsonl (.json: one JSON object a line). A .tsv/.csv
 file starts with a header line naming its columns; every line has one field per column. In a

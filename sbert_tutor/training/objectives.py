@@ -640,7 +640,8 @@ class CachedMNRLObjective(MNRLObjective):
             = \sum_{j=1}^{M} \Bigl(\frac{\partial \mathcal{L}}{\partial e_j}\Bigr)^{\top}
               \frac{\partial e_j}{\partial \theta}
             = \frac{\partial}{\partial \theta} \sum_{j=1}^{M} g_j^{\top} f_\theta(x_j),
-        \qquad g_j = \frac{\partial \mathcal{L}}{\partial e_j} \text{ held fixed.}
+
+        g_j = \frac{\partial \mathcal{L}}{\partial e_j} \text{ held fixed.}
 
     So one step is (:meth:`loss_and_backward`):
 
