@@ -150,7 +150,7 @@ class PoolingSizes(ChapterSizes):
 
 @dataclass(frozen=True, kw_only=True)
 class TransferSizes(ChapterSizes):
-    """Chapter 3b (transfer tasks): what the chapter computes while the book builds.
+    """Chapter 3b (transfer tasks): what the chapter computes when it runs.
 
     Attributes:
         experiment_tasks: the tasks of the pooling/normalisation experiment.
@@ -332,7 +332,7 @@ class CompressionSizes(ChapterSizes):
 
 @dataclass(frozen=True, kw_only=True)
 class ApproximateIndexSizes(ChapterSizes):
-    """Chapter 16 (approximate indexes): pool texts embedded and indexed while the book builds
+    """Chapter 16 (approximate indexes): pool texts embedded and indexed when the chapter runs
     (a seeded sample), MS MARCO dev-small queries searched, and timing repeats."""
 
     corpus: int
