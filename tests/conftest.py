@@ -186,3 +186,14 @@ def pytest_runtest_makereport(item, call):
         report = outcome.get_result()
         report.outcome = "failed"
         report.longrepr = f"{item.nodeid} left the environment changed {changed}: use monkeypatch"
+
+
+@pytest.fixture(scope="session")
+def st_losses():
+    """sentence-transformers' losses module (the reference the loss tests compare with)."""
+    pytest.importorskip("sentence_transformers")
+    try:  # sentence-transformers >= 6
+        from sentence_transformers.sentence_transformer import losses as st
+    except ImportError:  # pragma: no cover - older versions
+        from sentence_transformers import losses as st
+    return st

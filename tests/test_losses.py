@@ -214,16 +214,6 @@ class _Passthrough(nn.Module):
         return {"sentence_embedding": features["emb"]}
 
 
-@pytest.fixture(scope="module")
-def st_losses():
-    pytest.importorskip("sentence_transformers")
-    try:  # sentence-transformers >= 6
-        from sentence_transformers.sentence_transformer import losses as st
-    except ImportError:  # pragma: no cover - older versions
-        from sentence_transformers import losses as st
-    return st
-
-
 def st_value(loss: nn.Module, columns: list[torch.Tensor], labels=None) -> torch.Tensor:
     """Run a sentence-transformers loss's real forward on precomputed embeddings."""
     return loss([{"emb": c} for c in columns], labels)

@@ -19,16 +19,6 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 F32 = torch.float32
 
 
-@pytest.fixture(scope="module")
-def st_losses():
-    pytest.importorskip("sentence_transformers")
-    try:  # sentence-transformers >= 6
-        from sentence_transformers.sentence_transformer import losses as st
-    except ImportError:  # pragma: no cover - older versions
-        from sentence_transformers import losses as st
-    return st
-
-
 def _st_similarity(similarity: str):
     from sentence_transformers import util
 
