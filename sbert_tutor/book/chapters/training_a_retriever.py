@@ -94,6 +94,8 @@ class RetrieverSizes:
         epochs, batch_size, lr, warmup_ratio: every variant's training (the same for all four).
         relative_margin: the dense miner's false-negative filter (a negative must score below
             ``(1 - relative_margin)`` times its positive).
+        mine_range_max: the dense miner looks this deep into its ranking for a negative that
+            passes the filter (a pair with none is dropped, as sentence-transformers does).
         teacher_epochs, teacher_batch_size, teacher_lr: the cross-encoder's ``ce_bce`` training.
         teacher_negatives: BM25 negatives per training query in the teacher's rows.
         seeds: each variant's training seeds.
@@ -109,6 +111,7 @@ class RetrieverSizes:
     lr: float = 1e-4
     warmup_ratio: float = 0.1
     relative_margin: float = 0.05
+    mine_range_max: int = 50
     teacher_epochs: int = 1
     teacher_batch_size: int = 32
     teacher_lr: float = 2e-5
@@ -283,7 +286,12 @@ def mined_sets(
     sets = {VARIANTS[0]: pairs}
     sets[VARIANTS[1]] = mine_hard_negatives(pairs, "bm25", corpus=data.pool, num_negatives=1)
     dense = mine_hard_negatives(
-        pairs, miner, corpus=data.pool, num_negatives=1, relative_margin=sizes.relative_margin
+        pairs,
+        miner,
+        corpus=data.pool,
+        num_negatives=1,
+        relative_margin=sizes.relative_margin,
+        range_max=sizes.mine_range_max,
     )
     sets[VARIANTS[2]] = dense
     if teacher is not None:
