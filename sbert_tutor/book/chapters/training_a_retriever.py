@@ -58,6 +58,7 @@ __all__ = [
     "MEASURES",
     "SIZES",
     "VARIANTS",
+    "BiEncoderTeacher",
     "RetrieverData",
     "RetrieverSizes",
     "bootstrap_table",
@@ -71,13 +72,15 @@ __all__ = [
 
 #: The measures of every row (fractions in [0, 1]); MRR@10 is MS MARCO's official one.
 MEASURES = ("mrr@10", "ndcg@10", "recall@100")
-#: The four trained variants, in the order the chapter shows them.
-VARIANTS = (
-    "in-batch negatives",
-    "BM25 negatives",
-    "dense negatives, filtered",
-    "Margin-MSE from a cross-encoder",
-)
+#: The trained variants, in the order the chapter shows them: ``name -> objective``.
+VARIANTS: dict[str, str] = {
+    "in-batch negatives": "mnrl",
+    "BM25 negatives": "mnrl",
+    "BM25 negatives, top 3 skipped": "mnrl",
+    "dense negatives, filtered": "mnrl",
+    "Margin-MSE from a cross-encoder": "margin_mse",
+    "Margin-MSE from a bi-encoder": "margin_mse",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -277,14 +280,47 @@ def rerank_quality(cross_encoder: Any, data: RetrieverData) -> dict[str, float]:
     return {"bm25_top20_mrr@10": mrr(bm25), "reranked_top20_mrr@10": mrr(reranked)}
 
 
+class BiEncoderTeacher:
+    """A bi-encoder read as a teacher: ``predict`` scores (query, passage) pairs by the cosine of
+    their embeddings, as :func:`~sbert_tutor.hard_negatives.teacher_margins` and
+    :func:`rerank_quality` call a cross-encoder."""
+
+    def __init__(self, encoder: Any) -> None:
+        self.encoder = encoder
+        self.name = getattr(encoder, "name", "bi-encoder")
+
+    def predict(self, pairs: Sequence[Sequence[str]], batch_size: int = 32, **_: Any) -> np.ndarray:
+        """Cosine of each pair (``activation_fn`` and the like do not apply to a cosine)."""
+        queries = self.encoder.encode(
+            [p[0] for p in pairs],
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        passages = self.encoder.encode(
+            [p[1] for p in pairs],
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return (np.asarray(queries) * np.asarray(passages)).sum(axis=1).astype(np.float32)
+
+
 def mined_sets(
-    data: RetrieverData, miner: Any, sizes: RetrieverSizes, teacher: Any | None = None
+    data: RetrieverData,
+    miner: Any,
+    sizes: RetrieverSizes,
+    teachers: Mapping[str, Any] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The training rows of each variant (:data:`VARIANTS`; the Margin-MSE rows only with a
-    ``teacher``). One hard negative per (query, positive) pair, the best kept one."""
+    """The training rows of each variant (:data:`VARIANTS`; a Margin-MSE variant only when
+    ``teachers`` has its teacher, keyed ``"cross-encoder"`` / ``"bi-encoder"``). One hard
+    negative per (query, positive) pair, the best one the variant's rule keeps."""
     pairs = data.pairs
-    sets = {VARIANTS[0]: pairs}
-    sets[VARIANTS[1]] = mine_hard_negatives(pairs, "bm25", corpus=data.pool, num_negatives=1)
+    sets = {"in-batch negatives": pairs}
+    sets["BM25 negatives"] = mine_hard_negatives(pairs, "bm25", corpus=data.pool, num_negatives=1)
+    sets["BM25 negatives, top 3 skipped"] = mine_hard_negatives(
+        pairs, "bm25", corpus=data.pool, num_negatives=1, range_min=3
+    )
     dense = mine_hard_negatives(
         pairs,
         miner,
@@ -293,10 +329,11 @@ def mined_sets(
         relative_margin=sizes.relative_margin,
         range_max=sizes.mine_range_max,
     )
-    sets[VARIANTS[2]] = dense
-    if teacher is not None:
-        triplets = list(dense[["anchor", "positive", "negative"]].itertuples(index=False))
-        sets[VARIANTS[3]] = dense.assign(label=teacher_margins(teacher, triplets, batch_size=64))
+    sets["dense negatives, filtered"] = dense
+    triplets = list(dense[["anchor", "positive", "negative"]].itertuples(index=False))
+    for kind, teacher in (teachers or {}).items():
+        margins = teacher_margins(teacher, triplets, batch_size=64)
+        sets[f"Margin-MSE from a {kind}"] = dense.assign(label=margins)
     return sets
 
 
@@ -323,13 +360,13 @@ def _evaluate(encoder: Any, data: RetrieverData) -> dict[str, Any]:
 def run_study(
     sizes: RetrieverSizes,
     device: str | None = None,
-    variants: Sequence[str] = VARIANTS,
+    variants: Sequence[str] = tuple(VARIANTS),
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Train every variant with every seed from ``sizes.start`` and evaluate each on the test split.
 
-    Returns a JSON-ready mapping: ``data`` (sizes of the split), ``teacher`` (its re-ranking
-    quality and training seconds), ``mining`` (rows kept per variant), ``runs`` (one per variant
+    Returns a JSON-ready mapping: ``data`` (sizes of the split), ``teachers`` (each one's re-ranking
+    quality on the test queries' BM25 top 20), ``mining`` (rows kept per variant), ``runs`` (one per variant
     and seed, the start model's as ``"start model"``: ``results``, ``per_query``, ``seconds``,
     ``steps``) and ``notes``.
     """
@@ -345,33 +382,42 @@ def run_study(
         "files": [str(f) for f in data.files],
         "runs": [],
     }
-    teacher = None
-    if VARIANTS[3] in variants:
+    miner = load_start(sizes.miner)
+    teachers: dict[str, Any] = {}
+    out["teachers"] = {}
+    if "Margin-MSE from a cross-encoder" in variants:
         begin = time.perf_counter()
-        teacher = train_teacher(data, sizes, device)
-        out["teacher"] = {
-            "start": start_label(sizes.teacher_start),
+        teachers["cross-encoder"] = train_teacher(data, sizes, device)
+        out["teachers"]["cross-encoder"] = {
+            "model": f"{start_label(sizes.teacher_start)}, trained as a cross-encoder",
             "rows": len(data.labelled),
             "seconds": time.perf_counter() - begin,
-            **rerank_quality(teacher, data),
+            **rerank_quality(teachers["cross-encoder"], data),
         }
-        say(f"teacher: {out['teacher']}")
-    miner = load_start(sizes.miner)
+        say(f"cross-encoder teacher: {out['teachers']['cross-encoder']}")
+    if "Margin-MSE from a bi-encoder" in variants:
+        teachers["bi-encoder"] = BiEncoderTeacher(miner)
+        out["teachers"]["bi-encoder"] = {
+            "model": f"{start_label(sizes.miner)} (cosine)",
+            **rerank_quality(teachers["bi-encoder"], data),
+        }
+        say(f"bi-encoder teacher: {out['teachers']['bi-encoder']}")
     begin = time.perf_counter()
-    sets = mined_sets(data, miner, sizes, teacher)
+    sets = mined_sets(data, miner, sizes, teachers)
     out["mining"] = {
         "seconds": time.perf_counter() - begin,
         "rows": {name: len(rows) for name, rows in sets.items()},
         "miner": start_label(sizes.miner),
         "relative_margin": sizes.relative_margin,
+        "range_max": sizes.mine_range_max,
     }
-    del miner
+    del miner, teachers
     start = load_start(sizes.start)
     out["runs"].append({"variant": "start model", "seed": None, **_evaluate(start, data)})
     say(f"start model: {out['runs'][-1]['results']}")
     del start
     for variant in variants:
-        loss = "margin_mse" if variant == VARIANTS[3] else "mnrl"
+        loss = VARIANTS[variant]
         for seed in sizes.seeds:
             encoder = load_start(sizes.start)
             begin = time.perf_counter()
