@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -463,8 +463,12 @@ def run_study(
             say(f"{variant} / seed {seed}: {row['results']} in {seconds:.1f} s")
             del run, encoder
     out["sizes"] = {
-        k: (start_label(v) if k in ("start", "miner", "teacher_start") else v)
-        for k, v in asdict(sizes).items()
+        f.name: (
+            start_label(getattr(sizes, f.name))
+            if f.name in ("start", "miner", "teacher_start")
+            else getattr(sizes, f.name)
+        )
+        for f in fields(sizes)
     }
     return out
 
