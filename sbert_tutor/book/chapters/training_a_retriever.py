@@ -44,9 +44,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from sbert_tutor.book.chapters.reranking import CrossEncoderStart
-from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.figures import new_axes, new_panels
 from sbert_tutor.book.recorded import hardware_text
 from sbert_tutor.book.weak_start import MINILM, WeakStart, load_start, start_label
 from sbert_tutor.data.msmarco import (
@@ -81,6 +82,10 @@ __all__ = [
     "RetrieverData",
     "RetrieverSizes",
     "bootstrap_table",
+    "evaluate_variant",
+    "plot_study",
+    "study_findings",
+    "verdict_table",
     "load_retriever_data",
     "mined_sets",
     "rerank_quality",
@@ -358,7 +363,10 @@ def mined_sets(
     return sets
 
 
-def _evaluate(encoder: Any, data: RetrieverData, score: str = "cosine") -> dict[str, Any]:
+def evaluate_variant(encoder: Any, data: RetrieverData, score: str = "cosine") -> dict[str, Any]:
+    """``encoder`` on the test split: the test corpus encoded once and searched with ``score``
+    (``"cosine"``, or ``"dot"`` for a Margin-MSE student); ``results`` holds :data:`MEASURES`
+    over the test queries and ``per_query`` each measure per query (for the paired bootstrap)."""
     corpus = encode_corpus(encoder, data.test.corpus, show_progress_bar=False)
     result = evaluate_retrieval(
         encoder,
@@ -385,6 +393,7 @@ def run_study(
     device: str | None = None,
     variants: Sequence[str] = tuple(VARIANTS),
     progress: Callable[[str], None] | None = None,
+    show_progress_bar: bool = True,
 ) -> dict[str, Any]:
     """Train every variant with every seed from ``sizes.start`` and evaluate each on the test split.
 
@@ -436,12 +445,19 @@ def run_study(
     }
     del miner, teachers
     start = load_start(sizes.start)
-    out["runs"].append({"variant": "start model", "seed": None, **_evaluate(start, data)})
+    out["runs"].append({"variant": "start model", "seed": None, **evaluate_variant(start, data)})
     say(f"start model: {out['runs'][-1]['results']}")
     del start
+    bar = tqdm(
+        total=len(variants) * len(sizes.seeds),
+        desc="variants",
+        unit="run",
+        disable=not show_progress_bar,
+    )
     for variant in variants:
         loss = VARIANTS[variant]
         for seed in sizes.seeds:
+            bar.set_postfix_str(f"{variant}, seed {seed}")
             encoder = load_start(sizes.start)
             # Margin-MSE regresses dot-product margins onto the teacher's, which a cosine
             # (at most 2 apart) could not reach: the student drops its unit-length output and
@@ -457,11 +473,13 @@ def run_study(
                 "loss": loss,
                 "seconds": seconds,
                 "steps": int(run.log["steps_done"]),
-                **_evaluate(run.encoder, data, score),
+                **evaluate_variant(run.encoder, data, score),
             }
             out["runs"].append(row)
             say(f"{variant} / seed {seed}: {row['results']} in {seconds:.1f} s")
+            bar.update()
             del run, encoder
+    bar.close()
     out["sizes"] = {
         f.name: (
             start_label(getattr(sizes, f.name))
@@ -519,6 +537,86 @@ def bootstrap_table(
             "95% high": boot.high,
             "queries better": boot.better,
             "queries worse": boot.worse,
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def plot_study(studies: Mapping[str, Mapping[str, Any]], axes: Any = None) -> Any:
+    """MRR@10 and recall@100 of every variant as horizontal bars, one bar per study (e.g. the
+    live quick run and a recorded one) in each variant's group; each seed a dot on its bar."""
+    axes = new_panels(axes, 2, figsize=(11, 4.6))
+    names = ["start model", *VARIANTS]
+    height = 0.8 / max(len(studies), 1)
+    for ax, measure in zip(axes, ("mrr@10", "recall@100"), strict=True):
+        for j, (label, study) in enumerate(studies.items()):
+            ys, means = [], []
+            for i, variant in enumerate(names):
+                values = [r["results"][measure] for r in study["runs"] if r["variant"] == variant]
+                if not values:
+                    continue
+                y = i + (j - (len(studies) - 1) / 2) * height
+                ys.append(y)
+                means.append(float(np.mean(values)))
+                ax.plot(values, [y] * len(values), "k.", markersize=4)
+            ax.barh(ys, means, height=height, label=label, alpha=0.8)
+        ax.set_yticks(range(len(names)), names if ax is axes[0] else [""] * len(names))
+        ax.invert_yaxis()
+        ax.set_xlabel(measure)
+        ax.set_title(f"{measure} on the held-out queries (dots: seeds)")
+    axes[1].legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.0, -0.13), ncol=len(studies))
+    return axes
+
+
+def _interval(row: pd.Series, measure: str) -> str:
+    change, low, high = row[f"{measure} change"], row["95% low"], row["95% high"]
+    return f"{change:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def _verdict(row: pd.Series) -> str:
+    if row["95% low"] <= 0 <= row["95% high"]:
+        return "no difference"
+    return "higher" if row["95% low"] > 0 else "lower"
+
+
+def study_findings(study: Mapping[str, Any], n_resamples: int = 2000) -> str:
+    """What in-batch negatives gain over the start model, in words, every number from ``study``
+    (paired bootstrap over the test queries, each query's value averaged over the seeds)."""
+    table = summary_table(study)
+    if "in-batch negatives" not in table.index:
+        return "no in-batch run is in the study"
+    gain = bootstrap_table(study, n_resamples=n_resamples).loc["in-batch negatives"]
+    seeds = int(table["seeds"].max())
+    verdict = {
+        "higher": "a gain beyond the resampling spread",
+        "lower": "a loss beyond the resampling spread",
+        "no difference": "an interval that contains 0",
+    }[_verdict(gain)]
+    return (
+        f"on {study['data']['test_queries']} held-out queries ({seeds} "
+        f"seed{'s' if seeds != 1 else ''} a variant), in-batch negatives take MRR@10 from "
+        f"{table.loc['start model', 'mrr@10']:.3f} to "
+        f"{table.loc['in-batch negatives', 'mrr@10']:.3f}: "
+        f"{_interval(gain, 'mrr@10')} with its 95% interval, {verdict}"
+    )
+
+
+def verdict_table(study: Mapping[str, Any], n_resamples: int = 2000) -> pd.DataFrame:
+    """Each variant against in-batch negatives: the change of MRR@10 and of recall@100 with its
+    95% paired-bootstrap interval, and the verdict (``higher`` / ``lower`` when the interval
+    excludes 0, else ``no difference``)."""
+    parts = {
+        m: bootstrap_table(study, "in-batch negatives", m, n_resamples)
+        for m in ("mrr@10", "recall@100")
+    }
+    rows = {}
+    for variant in parts["mrr@10"].index:
+        if variant == "start model":
+            continue
+        rows[variant] = {
+            "MRR@10 change [95%]": _interval(parts["mrr@10"].loc[variant], "mrr@10"),
+            "MRR@10": _verdict(parts["mrr@10"].loc[variant]),
+            "recall@100 change [95%]": _interval(parts["recall@100"].loc[variant], "recall@100"),
+            "recall@100": _verdict(parts["recall@100"].loc[variant]),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
 
