@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 
 import matplotlib
+import pandas as pd
 import pytest
 
 from sbert_tutor.book.chapters import training_a_retriever as chapter
@@ -196,3 +197,14 @@ def test_the_split_keeps_test_queries_out_of_training():
     assert set(data.test_candidates) == set(data.test.queries)
     # every training pair's positive is a judged passage, and the mining pool holds it
     assert set(data.pairs["positive"]) <= set(data.pool)
+
+
+def test_the_verdict_sentence_groups_the_variants():
+    table = pd.DataFrame(
+        {"MRR@10": ["higher", "no difference", "lower"]},
+        index=["BM25 negatives, top 3 skipped", "BM25 negatives", "Margin-MSE from a bi-encoder"],
+    )
+    sentence = chapter.verdict_sentence(table)
+    assert sentence.startswith("MRR@10 is higher than in-batch negatives'")
+    assert '"BM25 negatives, top 3 skipped"; lower' in sentence
+    assert sentence.endswith('indistinguishable from in-batch negatives\' for "BM25 negatives"')

@@ -85,6 +85,7 @@ __all__ = [
     "evaluate_variant",
     "plot_study",
     "study_findings",
+    "verdict_sentence",
     "verdict_table",
     "load_retriever_data",
     "mined_sets",
@@ -619,6 +620,26 @@ def verdict_table(study: Mapping[str, Any], n_resamples: int = 2000) -> pd.DataF
             "recall@100": _verdict(parts["recall@100"].loc[variant]),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def verdict_sentence(table: pd.DataFrame, measure: str = "MRR@10") -> str:
+    """A :func:`verdict_table`'s ``measure`` column in words: which variants are higher, lower
+    or no different from in-batch negatives."""
+    groups = {
+        verdict: [v for v in table.index if table.loc[v, measure] == verdict]
+        for verdict in ("higher", "lower", "no difference")
+    }
+    words = {
+        "higher": "higher than in-batch negatives' (beyond the resampling spread) for",
+        "lower": "lower than in-batch negatives' (beyond the resampling spread) for",
+        "no difference": "indistinguishable from in-batch negatives' for",
+    }
+    parts = [
+        f"{words[k]} {', '.join(repr(n).replace(chr(39), chr(34)) for n in names)}"
+        for k, names in groups.items()
+        if names
+    ]
+    return f"{measure} is " + "; ".join(parts) if parts else f"no variant to compare on {measure}"
 
 
 # ----------------------------------------------------------- recorded baselines and memory
