@@ -208,3 +208,12 @@ def test_the_verdict_sentence_groups_the_variants():
     assert sentence.startswith("MRR@10 is higher than in-batch negatives'")
     assert '"BM25 negatives, top 3 skipped"; lower' in sentence
     assert sentence.endswith('indistinguishable from in-batch negatives\' for "BM25 negatives"')
+
+
+def test_the_recorded_study_names_its_start_and_its_corrections():
+    from sbert_tutor.book.recorded import how_recorded
+
+    record = recorded_results("retriever_study_t4_h200")
+    assert record["sizes"] == chapter.SIZES["t4"].describe() | {"seeds": [0, 1, 2]}
+    assert "590168c" in how_recorded(record)["corrections"]
+    assert chapter.SIZES["quick"].describe()["start"] == "all-MiniLM-L6-v2, first 1 layer"

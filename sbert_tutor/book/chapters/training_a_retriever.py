@@ -146,6 +146,16 @@ class RetrieverSizes:
     teacher_negatives: int | None = None
     seeds: tuple[int, ...] = (0,)
 
+    def describe(self) -> dict[str, Any]:
+        """Every field, the models by their labels (for tables and the results file)."""
+        models = ("start", "miner", "teacher_start")
+        return {
+            f.name: start_label(getattr(self, f.name))
+            if f.name in models
+            else getattr(self, f.name)
+            for f in fields(self)
+        }
+
     def config(self, seed: int, **changes: Any) -> TrainingConfig:
         """The :class:`~sbert_tutor.training.TrainingConfig` of every variant's run."""
         settings = dict(
@@ -317,20 +327,18 @@ class BiEncoderTeacher:
         self.name = getattr(encoder, "name", "bi-encoder")
 
     def predict(self, pairs: Sequence[Sequence[str]], batch_size: int = 32, **_: Any) -> np.ndarray:
-        """Cosine of each pair (``activation_fn`` and the like do not apply to a cosine)."""
-        queries = self.encoder.encode(
-            [p[0] for p in pairs],
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=False,
+        """Cosine of each pair (``activation_fn`` and the like do not apply to a cosine); each
+        distinct text is encoded once."""
+        texts = list(dict.fromkeys(t for pair in pairs for t in pair[:2]))
+        emb = np.asarray(
+            self.encoder.encode(
+                texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
+            )
         )
-        passages = self.encoder.encode(
-            [p[1] for p in pairs],
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        return (np.asarray(queries) * np.asarray(passages)).sum(axis=1).astype(np.float32)
+        row = {t: i for i, t in enumerate(texts)}
+        q = emb[[row[p[0]] for p in pairs]]
+        d = emb[[row[p[1]] for p in pairs]]
+        return (q * d).sum(axis=1).astype(np.float32)
 
 
 def mined_sets(
@@ -481,14 +489,7 @@ def run_study(
             bar.update()
             del run, encoder
     bar.close()
-    out["sizes"] = {
-        f.name: (
-            start_label(getattr(sizes, f.name))
-            if f.name in ("start", "miner", "teacher_start")
-            else getattr(sizes, f.name)
-        )
-        for f in fields(sizes)
-    }
+    out["sizes"] = sizes.describe()
     return out
 
 
