@@ -46,10 +46,15 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from sbert_tutor.book.chapters.reranking import CrossEncoderStart
 from sbert_tutor.book.figures import new_axes, new_panels
 from sbert_tutor.book.recorded import hardware_text
-from sbert_tutor.book.weak_start import MINILM, WeakStart, load_start, start_label
+from sbert_tutor.book.weak_start import (
+    MINILM,
+    CrossEncoderStart,
+    WeakStart,
+    load_start,
+    start_label,
+)
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
     bm25_candidates_path,
