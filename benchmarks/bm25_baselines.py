@@ -71,7 +71,9 @@ def overlap_with_anserini(corpus: dict[str, str], depth: int = 20) -> tuple[dict
     return result, [*files, bm25_candidates_path()], index
 
 
-def baselines(index: Any, dense: bool, depth: int) -> tuple[dict[str, Any], list[Any]]:
+def baselines(
+    index: Any, dense: bool, depth: int, device: str = "cpu"
+) -> tuple[dict[str, Any], list[Any]]:
     from sbert_tutor.data.msmarco import load_msmarco
     from sbert_tutor.fusion import rrf
     from sbert_tutor.metrics import evaluate_run, rank_documents
@@ -96,7 +98,7 @@ def baselines(index: Any, dense: bool, depth: int) -> tuple[dict[str, Any], list
 
             pids = list(data.corpus)
             if encoder is None:
-                encoder = SentenceEncoder.from_pretrained(MODEL, device="cpu")
+                encoder = SentenceEncoder.from_pretrained(MODEL, device=device)
                 start = time.perf_counter()
                 passage_embeddings = encoder.encode(
                     [data.corpus[p] for p in pids], batch_size=64, normalize_embeddings=True
@@ -107,7 +109,7 @@ def baselines(index: Any, dense: bool, depth: int) -> tuple[dict[str, Any], list
                 [data.queries[q] for q in qids], normalize_embeddings=True
             )
             scores, indices = semantic_search(
-                np.asarray(query_embeddings), passage_embeddings, top_k=depth, device="cpu"
+                np.asarray(query_embeddings), passage_embeddings, top_k=depth, device=device
             )
             runs["dense"] = run_from_topk(qids, pids, scores, indices)
             runs["hybrid_rrf"] = rrf([cut(runs["bm25"]), cut(runs["dense"])])
@@ -132,6 +134,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--no-dense", action="store_true", help="BM25 only (no dense or hybrid run)")
     p.add_argument("--depth", type=int, default=100, help="run depth (recall@100 needs 100)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="cpu", help="where the dense model encodes and searches")
     p.add_argument("--json", type=Path, help="write the report here")
     args = p.parse_args(argv)
 
@@ -145,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     corpus = dict(load_msmarco("msmarco-dev-subset").corpus)
     agreement, files, index = overlap_with_anserini(corpus)
     print(json.dumps(agreement, indent=2), file=sys.stderr)
-    scores, more = baselines(index, not args.no_dense, args.depth)
+    scores, more = baselines(index, not args.no_dense, args.depth, args.device)
     report = {
         "benchmark": "bm25_baselines",
         "bm25": {"library": "bm25s", "k1": ANSERINI_K1, "b": ANSERINI_B, "method": "lucene"},

@@ -1,4 +1,4 @@
-"""CPU peak memory of one training step: ``mnrl`` against ``cached_mnrl`` (GradCache) at one batch.
+"""Peak memory of one training step: ``mnrl`` against ``cached_mnrl`` (GradCache), CPU or GPU.
 
 Not a test: a measurement. Each variant runs in a fresh Python process (their peaks must not
 mix): it loads the offline all-MiniLM-L6-v2, builds the :class:`~sbert_tutor.training.Trainer`
@@ -110,6 +110,76 @@ def run_worker(args: argparse.Namespace) -> None:
     )
 
 
+def run_cuda(args: argparse.Namespace) -> dict[str, Any]:
+    """GPU memory of one training step per batch size and variant, all in this process: the
+    allocator's peak (``torch.cuda.max_memory_allocated``) is reset before each step, so the
+    peaks do not mix; ``peak_minus_before_bytes`` is what the step itself allocated."""
+    import torch
+
+    from sbert_tutor import SentenceEncoder
+    from sbert_tutor.provenance import provenance
+    from sbert_tutor.training import Trainer, TrainingConfig, make_objective, set_seed
+
+    sizes = [int(b) for b in str(args.batch_size).split(",")]
+    _, files = training_pairs(args.data, max(sizes))
+    record = provenance(data_files=files, extra={"command": sys.argv})
+    device = torch.device(args.device)
+    rows = []
+    for batch_size in sizes:
+        pairs, _ = training_pairs(args.data, batch_size)
+        for variant in args.variants:
+            encoder = SentenceEncoder.from_pretrained(MODEL, device=str(device))
+            if args.max_seq_length:
+                encoder.max_seq_length = args.max_seq_length
+            options = {"mini_batch_size": args.mini_batch_size} if variant == "cached_mnrl" else {}
+            config = TrainingConfig(
+                batch_size=batch_size, max_steps=1, seed=0, lr=2e-5, show_progress_bar=False
+            )
+            trainer = Trainer(encoder, make_objective(variant, **options), pairs, config)
+            encoder.train(not args.no_dropout)
+            set_seed(0)
+            torch.cuda.synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+            before = torch.cuda.memory_allocated(device)
+            start = time.perf_counter()
+            loss, grad_norm, _ = trainer.train_step(list(range(batch_size)))
+            torch.cuda.synchronize(device)
+            seconds = time.perf_counter() - start
+            peak = torch.cuda.max_memory_allocated(device)
+            row = {
+                "variant": variant,
+                "batch_size": batch_size,
+                "allocated_before_step_bytes": before,
+                "peak_allocated_bytes": peak,
+                "peak_minus_before_bytes": peak - before,
+                "step_seconds": seconds,
+                "loss": loss,
+                "grad_norm": grad_norm,
+            }
+            rows.append(row)
+            print(
+                f"{variant} @ {batch_size}: step +{row['peak_minus_before_bytes'] / 2**20:.0f} MiB, "
+                f"{seconds:.2f} s, loss {loss:.4f}",
+                file=sys.stderr,
+                flush=True,
+            )
+            del trainer, encoder
+            torch.cuda.empty_cache()
+    return {
+        "benchmark": "cached_mnrl_memory",
+        "device": "cuda",
+        "gpu": torch.cuda.get_device_name(device),
+        "model": MODEL,
+        "data": args.data,
+        "mini_batch_size": args.mini_batch_size,
+        "max_seq_length": args.max_seq_length or None,
+        "dropout": not args.no_dropout,
+        "precision": "fp32",
+        "rows": rows,
+        "provenance": record,
+    }
+
+
 def run_driver(args: argparse.Namespace) -> dict[str, Any]:
     from sbert_tutor.provenance import provenance
 
@@ -164,7 +234,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--data", choices=("msmarco", "nli"), default="msmarco")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument(
+        "--batch-size",
+        default="256",
+        help="pairs per step; with --device cuda a comma-separated list (e.g. 64,128,256,512)",
+    )
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="cpu (each variant in a fresh process, resident memory) or cuda (the allocator's peak)",
+    )
     p.add_argument("--mini-batch-size", type=int, default=32)
     p.add_argument(
         "--max-seq-length", type=int, default=0, help="cut texts here (0: the model's own)"
@@ -183,10 +262,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    if args.worker:
-        run_worker(args)
-        return
-    report = run_driver(args)
+    if args.device != "cpu":
+        report = run_cuda(args)
+    else:
+        args.batch_size = int(args.batch_size)
+        if args.worker:
+            run_worker(args)
+            return
+        report = run_driver(args)
     if args.json:
         from sbert_tutor.commands.common import write_json
 

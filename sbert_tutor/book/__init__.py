@@ -43,6 +43,7 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 10 SupMPN                              :mod:`.supmpn`
 11 semantic-search guidance            :mod:`.semantic_search_guided`
 12 the distance dilemma                :mod:`.distance_dilemma`
+12a training a retriever               :mod:`.training_a_retriever`
 13 computational efficiency            :mod:`.computational_efficiency`
 14 re-ranking                          :mod:`.reranking`
 15 compressed embeddings               :mod:`.compressed_embeddings`

@@ -93,7 +93,8 @@ def hardware_text(hardware: Mapping[str, Any], gpu: str | None = None) -> str:
 
 def how_recorded(record: Mapping[str, Any]) -> pd.Series:
     """How a recorded run was made: git commit, hardware, packages, profile, data files (sha256),
-    seconds, timestamp and command, each row only where the record has it. Named after the
+    seconds, timestamp, command and any corrections written into the file after the run (what
+    was relabelled and why), each row only where the record has it. Named after the
     record's model or benchmark."""
     prov = record.get("provenance", {})
     packages = prov.get("packages", {})
@@ -110,6 +111,7 @@ def how_recorded(record: Mapping[str, Any]) -> pd.Series:
         "seconds": round(float(record["seconds"]), 1) if "seconds" in record else None,
         "timestamp": prov.get("timestamp"),
         "command": " ".join(prov.get("command", [])),
+        "corrections": " ".join(record.get("corrections", [])),
     }
     return pd.Series(
         {k: v for k, v in rows.items() if v not in (None, "")},

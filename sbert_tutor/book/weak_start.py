@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the encoder (torch) loads only when a model does
+    from sbert_tutor.book.sizes import Start
+    from sbert_tutor.cross_encoder import CrossEncoder
     from sbert_tutor.encoder import SentenceEncoder
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -92,3 +94,38 @@ def start_label(model: Any) -> str:
     """How a start model is named in the chapters' tables (its ``label`` when it has one)."""
     label = getattr(model, "label", None)
     return label if isinstance(label, str) else str(model).rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class CrossEncoderStart:
+    """A start model read as a cross-encoder: its transformer (cut like a
+    :class:`~sbert_tutor.book.weak_start.WeakStart` when it is one) with a new one-logit head,
+    drawn with ``seed``. ``load()`` and ``label`` make it a start of
+    :func:`~sbert_tutor.book.seeds.seeded_variants`, like a bi-encoder's start."""
+
+    start: str | Start | WeakStart
+    seed: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{start_label(self.start)}, as a cross-encoder (new one-logit head)"
+
+    def load(self) -> CrossEncoder:
+        import warnings
+
+        import torch
+        from torch import nn
+
+        from sbert_tutor.book.sizes import start_name
+        from sbert_tutor.cross_encoder import CrossEncoder, NewHeadWarning
+
+        torch.manual_seed(self.seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NewHeadWarning)  # the new head is the point
+            ce = CrossEncoder.from_pretrained(start_name(self.start), num_labels=1)
+        if isinstance(self.start, WeakStart):
+            stack = ce.model.base_model.encoder.layer
+            ce.model.base_model.encoder.layer = nn.ModuleList(list(stack)[: self.start.layers])
+            ce.model.config.num_hidden_layers = self.start.layers
+        ce.name = self.label
+        return ce

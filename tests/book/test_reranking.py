@@ -8,14 +8,13 @@ import pytest
 import torch
 
 from sbert_tutor.book.chapters.reranking import (
-    CrossEncoderStart,
     Retrieval,
     Scores,
     rerank_change,
     rerank_table,
     rerank_verdict,
 )
-from sbert_tutor.book.weak_start import WeakStart
+from sbert_tutor.book.weak_start import CrossEncoderStart, WeakStart
 from sbert_tutor.data.msmarco import MSMarcoData
 from sbert_tutor.metrics import evaluate_run
 from sbert_tutor.rerank import merge_reranked

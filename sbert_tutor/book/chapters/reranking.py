@@ -30,9 +30,9 @@ import pandas as pd
 from sbert_tutor.book.cost import median_seconds
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.seeds import SeededRuns, Verdict, seeded_variants, summarize, verdict
-from sbert_tutor.book.sizes import RerankingSizes, Start, start_name
-from sbert_tutor.book.weak_start import WeakStart, start_label
-from sbert_tutor.cross_encoder import CrossEncoder, NewHeadWarning
+from sbert_tutor.book.sizes import RerankingSizes
+from sbert_tutor.book.weak_start import CrossEncoderStart
+from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.data import STSData
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
@@ -64,36 +64,6 @@ STSB_VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 # ------------------------------------------------------------------------ part 1: STSb
-@dataclass(frozen=True)
-class CrossEncoderStart:
-    """A start model read as a cross-encoder: its transformer (cut like a
-    :class:`~sbert_tutor.book.weak_start.WeakStart` when it is one) with a new one-logit head,
-    drawn with ``seed``. ``load()`` and ``label`` make it a start of
-    :func:`~sbert_tutor.book.seeds.seeded_variants`, like a bi-encoder's start."""
-
-    start: str | Start | WeakStart
-    seed: int = 0
-
-    @property
-    def label(self) -> str:
-        return f"{start_label(self.start)}, as a cross-encoder (new one-logit head)"
-
-    def load(self) -> CrossEncoder:
-        import torch
-        from torch import nn
-
-        torch.manual_seed(self.seed)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NewHeadWarning)  # the new head is the point
-            ce = CrossEncoder.from_pretrained(start_name(self.start), num_labels=1)
-        if isinstance(self.start, WeakStart):
-            stack = ce.model.base_model.encoder.layer
-            ce.model.base_model.encoder.layer = nn.ModuleList(list(stack)[: self.start.layers])
-            ce.model.config.num_hidden_layers = self.start.layers
-        ce.name = self.label
-        return ce
-
-
 @dataclass(frozen=True)
 class CrossVsBi:
     """:func:`stsb_cross_vs_bi`: the two seeded runs, one table side by side, and the
