@@ -20,7 +20,7 @@ ground floor (``sbert_tutor.book.``)   what it holds
 :mod:`.recorded`                       recorded runs (``results/*.json``, package data)
 :mod:`.reporting`                      measured beside published; provenance and run tables
 :mod:`.figures`, :mod:`.drawing`       plot and diagram primitives; the shared loss curves
-:mod:`.display`                        how the chapters' tables show text
+:mod:`.display`                        how the chapters' tables show text; glued prose on Colab
 :mod:`.seeds`, :mod:`.weak_start`      runs over seeds with verdicts; the quick profile's start
 :mod:`.gradients`                      gradients by hand, checked against autograd
 :mod:`.fixed_embeddings`               real data encoded once (chapters 7-10)

@@ -1,7 +1,8 @@
 """Where the book is published, as its chapters say it: the Colab badge and the install cell.
 
 Both are made from one setting, :data:`sbert_tutor.settings.REPOSITORY_URL` and
-:data:`~sbert_tutor.settings.RELEASE_REF`: the badge opens the chapter *at the release*, and the
+:data:`~sbert_tutor.settings.RELEASE_REF`: the badge opens the chapter's Colab edition
+(``book/colab/``, its MyST markup made plain Markdown) *at the release*, and the
 install cell installs the library *at the same release*, so a reader on Colab runs the notebook
 with the library it was written for. ``python .ci/sync_publishing.py`` writes them into cells 1
 and 2 of every chapter (and the URLs into ``pyproject.toml``, ``_config.yml``, ``README.md``
@@ -41,9 +42,15 @@ def requirement(extra: str = "colab", url: str = REPOSITORY_URL, ref: str = RELE
     return f"sbert-tutor[{extra}] @ git+{url}@{ref}"
 
 
+#: Where a chapter's Colab edition lives (``.ci/colab_editions.py`` writes it): the chapter with
+#: its MyST markup turned into Markdown that Colab shows; the badges open it.
+COLAB_EDITIONS = "book/colab"
+
+
 def colab_url(notebook: str, url: str = REPOSITORY_URL, ref: str = RELEASE_REF) -> str:
-    """The Colab address of ``book/<notebook>`` at the release."""
-    return f"{COLAB}/github/{github_repository(url)}/blob/{ref}/book/{notebook}"
+    """The Colab address of the chapter's Colab edition, ``book/colab/<notebook>``, at the
+    release."""
+    return f"{COLAB}/github/{github_repository(url)}/blob/{ref}/{COLAB_EDITIONS}/{notebook}"
 
 
 def badge_source(notebook: str, url: str = REPOSITORY_URL, ref: str = RELEASE_REF) -> str:
@@ -92,7 +99,9 @@ def check_notebook(path: str | Path) -> list[str]:
     if badge["cell_type"] != "markdown" or _source(badge) != badge_source(path.name):
         problems.append(f"{path.name}: cell {BADGE_CELL} is not the badge {colab_url(path.name)}")
     if install["cell_type"] != "code" or _source(install) != install_source():
-        problems.append(f"{path.name}: cell {INSTALL_CELL} is not the install cell of {RELEASE_REF}")
+        problems.append(
+            f"{path.name}: cell {INSTALL_CELL} is not the install cell of {RELEASE_REF}"
+        )
     others = [
         i
         for i, c in enumerate(cells)

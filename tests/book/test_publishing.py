@@ -56,7 +56,7 @@ def test_badge_and_install_name_the_same_release(chapter):
     install = "".join(cells[2]["source"])
     opened = re.fullmatch(
         r"\[!\[Open in Colab\]\(\S+\)\]\(https://colab\.research\.google\.com/github/"
-        r"([\w.-]+/[\w.-]+)/blob/([^/]+)/book/([\w.]+)\)",
+        r"([\w.-]+/[\w.-]+)/blob/([^/]+)/book/colab/([\w.]+)\)",
         badge,
     )
     assert opened, badge
