@@ -146,7 +146,8 @@ def test_forward_has_gradients(tiny_bert):
     normalisation written out by hand: through the token embeddings into every weight, and none
     from the padding (it is masked out of the pooling and the attention)."""
     model, tokenizer = tiny_bert
-    enc = SentenceEncoder(model, tokenizer, pooling="mean", normalize=True)
+    # no dropout: the two passes are comparable (the model is shared with other tests)
+    enc = SentenceEncoder(model, tokenizer, pooling="mean", normalize=True).eval()
     batch = enc.tokenize(["one sentence", "and another one that is longer"])
     mask = batch["attention_mask"]
     assert (mask == 0).any()  # the first sentence is padded
