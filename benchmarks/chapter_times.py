@@ -6,7 +6,7 @@ Not a test: a record. Three ways in, one layout out (``sbert_tutor/book/results/
     CI's nbmake run writes JUnit XML (``.ci/task test`` passes ``--junitxml=_build/nbmake.xml``);
     each chapter notebook is one test case with its time and outcome. ``--out auto`` writes
     ``chapter_times_cpu.json``, CI's chapter times, the CPU column of
-    :func:`sbert_tutor.book.costs.cost_table`.
+    :func:`sbert_tutor.book.profile_costs.cost_table`.
 ``from-durations LOG``
     the same from the log of ``pytest --nbmake --durations=0`` (lines like
     ``123.45s call     book/06_classification_objective.ipynb::06_...ipynb``; a chapter named

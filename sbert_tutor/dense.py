@@ -40,9 +40,16 @@ def activation_from_name(name: str | None, where: str = "") -> nn.Module:
     return cls()
 
 
-def activation_name(module: nn.Module) -> str:
-    """The dotted class name sentence-transformers writes for an activation."""
-    cls = type(module)
+def activation_name(activation: Any) -> str:
+    """The dotted class name sentence-transformers saves for an activation module (a
+    :class:`Dense` layer's ``activation_function``, a cross-encoder's ``activation_fn``); a
+    ``TypeError`` for anything but a ``torch.nn`` module, which no folder can name."""
+    if not isinstance(activation, nn.Module):
+        raise TypeError(
+            f"cannot save the activation {activation!r}: only a torch.nn module (e.g. "
+            "torch.nn.Sigmoid(), torch.nn.Identity()) can be named in the folder"
+        )
+    cls = type(activation)
     return f"{cls.__module__}.{cls.__name__}"
 
 

@@ -32,7 +32,7 @@ Where the project is published: one setting, two constants (not environment vari
 install. ``pyproject.toml``'s ``[project.urls]``, ``_config.yml``'s repository and launch
 buttons, the install lines of ``README.md`` and ``book/index.md`` and cells 1-2 of every chapter
 are made from them by ``python .ci/sync_publishing.py`` (see README, "Publishing");
-``tests/book/test_publishing.py`` checks that they agree.
+``tests/book/test_colab.py`` checks that they agree.
 """
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ def paired_cosine(u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
-    """All pairwise cosines ``[len(a), len(b)]`` (``b = a`` when omitted)."""
+    """All pairwise cosines of NumPy arrays ``[len(a), len(b)]`` (``b = a`` when omitted); torch
+    tensors, differentiably: :func:`sbert_tutor.losses.ranking.tensor_cosine_matrix`."""
     a_n = normalize_rows(a)
     b_n = a_n if b is None else normalize_rows(b)
     return a_n @ b_n.T

@@ -53,9 +53,9 @@ def test_unknown_part():
 
 @needs_data
 def test_the_cost_estimates_pool_sizes_are_the_pools():
-    """``sbert_tutor.book.costs`` estimates chapter 16's encode from the pool's size and its
+    """``sbert_tutor.book.profile_costs`` estimates chapter 16's encode from the pool's size and its
     share of (longer) MS MARCO passages; they must be the pool's own."""
-    from sbert_tutor.book.costs import ROWS
+    from sbert_tutor.book.profile_costs import ROWS
 
     pool = load_text_pool()
     assert (len(pool), pool.counts()["msmarco"]) == (ROWS["pool texts"], ROWS["pool passages"])

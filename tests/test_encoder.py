@@ -142,14 +142,44 @@ def test_pooling_override(minilm_path):
 
 
 def test_forward_has_gradients(tiny_bert):
+    """forward's gradients are those of the plain transformer with mean pooling and the L2
+    normalisation written out by hand: through the token embeddings into every weight, and none
+    from the padding (it is masked out of the pooling and the attention)."""
     model, tokenizer = tiny_bert
-    enc = SentenceEncoder(model, tokenizer, pooling="mean", normalize=True)
-    batch = enc.tokenize(["one sentence", "and another one"])
+    # no dropout: the two passes are comparable (the model is shared with other tests)
+    enc = SentenceEncoder(model, tokenizer, pooling="mean", normalize=True).eval()
+    batch = enc.tokenize(["one sentence", "and another one that is longer"])
+    mask = batch["attention_mask"]
+    assert (mask == 0).any()  # the first sentence is padded
+    weights = torch.randn(2, 32, generator=torch.Generator().manual_seed(0))
+    params = [
+        model.embeddings.word_embeddings.weight,
+        model.encoder.layer[0].attention.self.query.weight,
+    ]
+
+    # the reference: the Hugging Face model fed its own token embeddings, pooling by hand
+    tokens = model.embeddings.word_embeddings(batch["input_ids"])
+    hidden = model(inputs_embeds=tokens, attention_mask=mask).last_hidden_state
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    mean = (hidden * m).sum(1) / m.sum(1)
+    ref_out = mean / mean.pow(2).sum(-1, keepdim=True).sqrt()
+    ref_tokens, *ref_params = torch.autograd.grad((ref_out * weights).sum(), [tokens, *params])
+
     out = enc(**batch)
-    out.sum().backward()
     assert out.shape == (2, 32)
-    assert model.embeddings.word_embeddings.weight.grad is not None
-    model.zero_grad()
+    grads = torch.autograd.grad((out * weights).sum(), params)
+    torch.testing.assert_close(out, ref_out)
+    for grad, ref in zip(grads, ref_params, strict=True):
+        assert ref.abs().sum() > 0
+        torch.testing.assert_close(grad, ref)
+    # the word-embedding gradient is the token-embedding gradient summed over each token's uses
+    by_row = torch.zeros_like(params[0]).index_add_(
+        0, batch["input_ids"].flatten(), ref_tokens.reshape(-1, ref_tokens.shape[-1])
+    )
+    torch.testing.assert_close(grads[0], by_row)
+    # padding changes nothing: its token embeddings get no gradient
+    assert ref_tokens[mask == 0].abs().max() == 0
+    assert ref_tokens[mask == 1].abs().amax(-1).min() > 0
 
 
 def test_forward_refuses_a_keyword_it_does_not_pass_on(tiny_bert):

@@ -7,7 +7,7 @@ import pytest
 
 from sbert_tutor.data import load_sts
 from sbert_tutor.data.sts import STSData
-from sbert_tutor.evaluation.sts import evaluate_sts, parse_tasks, results_table, score_pairs
+from sbert_tutor.evaluation.sts import evaluate_sts, parse_tasks, score_pairs, sts_results_table
 from tests.conftest import needs_data
 
 
@@ -124,10 +124,10 @@ def test_single_set_tasks_repeat_the_value():
 
 def test_table_states_aggregation_and_rejects_unknown():
     data, predicted = _toy()
-    table = results_table({"sts12": score_pairs(data, predicted)}, aggregation="wmean")
+    table = sts_results_table({"sts12": score_pairs(data, predicted)}, aggregation="wmean")
     assert list(table["aggregation"]) == ["wmean"] and table["spearman"][0] == pytest.approx(20.0)
     with pytest.raises(ValueError, match="all, mean, wmean"):
-        results_table({}, aggregation="median")
+        sts_results_table({}, aggregation="median")
 
 
 def test_bad_inputs():

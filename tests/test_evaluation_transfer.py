@@ -19,9 +19,9 @@ from sbert_tutor.evaluation.transfer import (
     fit_logistic,
     nested_cross_validation,
     pair_features,
-    results_table,
     senteval_order,
     stratified_folds,
+    transfer_results_table,
 )
 from sbert_tutor.validation import OptionError
 from tests.conftest import needs_data, save_tiny_encoder
@@ -240,7 +240,7 @@ def test_result_table_repr_and_json():
         name: evaluate_task(enc, _task(name, {"all": TransferSplit(sentences, y)}), k=3)
         for name in ("cr", "subj")
     }
-    table = results_table(tasks)
+    table = transfer_results_table(tasks)
     assert table["task"].tolist() == ["CR", "SUBJ", "avg"]
     assert table.loc[2, "accuracy"] == pytest.approx(table.loc[:1, "accuracy"].mean())
     result = TransferResult(table=table, tasks=tasks, provenance={"profile": "quick"})
@@ -285,7 +285,7 @@ def test_the_protocol_records_the_folds_it_ran():
     task = _task("mr", {"all": TransferSplit(sentences, y)})
     result = evaluate_task(encoder, task, k=5, classifier="lbfgs")
     assert result.protocol == "5-fold CV, inner 5-fold CV for L2" and len(result.folds) == 5
-    assert results_table({"mr": result})["protocol"].tolist() == [result.protocol]
+    assert transfer_results_table({"mr": result})["protocol"].tolist() == [result.protocol]
 
 
 def test_too_few_items_for_the_folds_names_the_task_and_what_to_change():

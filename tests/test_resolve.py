@@ -16,11 +16,24 @@ def test_local_folder(minilm_path):
 
 
 def test_models_folder_setting(minilm_path, tmp_path, monkeypatch):
-    (tmp_path / "sentence-transformers").mkdir()
-    (tmp_path / "sentence-transformers" / "all-MiniLM-L6-v2").symlink_to(minilm_path)
+    """``$SBERT_TUTOR_MODELS/<name>`` first, then ``$SBERT_TUTOR_MODELS/<last part of name>``:
+    each found folder's own path (links resolved) comes back, and the source names it."""
+    full = tmp_path / "sentence-transformers" / "all-MiniLM-L6-v2"
+    full.parent.mkdir()
+    full.symlink_to(minilm_path)
+    short = tmp_path / "all-MiniLM-L6-v2"  # another model folder, under the last part of the name
+    short.mkdir()
+    (short / "config.json").write_text("{}")
     monkeypatch.setenv("SBERT_TUTOR_MODELS", str(tmp_path))
-    resolved = resolve_model("sentence-transformers/all-MiniLM-L6-v2")
-    assert resolved.source.startswith("SBERT_TUTOR_MODELS folder")
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+    resolved = resolve_model(name)
+    assert resolved.path == minilm_path.resolve()
+    assert resolved.source == f"SBERT_TUTOR_MODELS folder {full}"
+    assert resolved.name == name
+    full.unlink()  # now only the last part of the name is there
+    resolved = resolve_model(name)
+    assert resolved.path == short.resolve()
+    assert resolved.source == f"SBERT_TUTOR_MODELS folder {short}"
 
 
 def test_offline_falls_back_to_packaged_copy(minilm_path, monkeypatch, tmp_path):

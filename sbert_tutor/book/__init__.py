@@ -14,7 +14,7 @@ ground floor (``sbert_tutor.book.``)   what it holds
 =====================================  =========================================================
 :mod:`.sizes`                          every chapter's sizes under each profile
 :mod:`.deviations`                     what the paper profile still does differently, and why
-:mod:`.costs`                          what each profile costs: minutes and GPU memory a chapter
+:mod:`.profile_costs`                  what each profile costs: minutes and GPU memory a chapter
 :mod:`.configs`                        a chapter's TrainingConfig from its sizes (amp, progress)
 :mod:`.published`                      the papers' published numbers, with their sources
 :mod:`.recorded`                       recorded runs (``results/*.json``, package data)

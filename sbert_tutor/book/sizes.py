@@ -17,7 +17,7 @@ the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's
   pairs, so every objective has all of its effect still to make; it is 6 layers of width 384
   (about a fifth of BERT-base's compute), so a run of a few thousand examples takes a minute on
   a T4; and a reader can download it anywhere (90 MB). Its runs are sized, with three seeds
-  each, so that the estimate of :mod:`sbert_tutor.book.costs` (an upper bound) stays within
+  each, so that the estimate of :mod:`sbert_tutor.book.profile_costs` (an upper bound) stays within
   10 minutes a chapter on a T4 and 90 for the book.
 * ``paper``: each chapter's run is its paper's setup (:mod:`sbert_tutor.book.published`:
   :data:`~sbert_tutor.book.published.SBERT_SETUP`, ``TANEJA_SETUP``, ``SUPMPN_SETUP``,

@@ -39,11 +39,11 @@ MINING_OPTIONS = (
 def read_corpus(path: Path, column: str | None) -> list[str]:
     """Passages from ``path``: a ``.txt`` file (one a line) or a table (its ``column``, else the
     ``passage`` or ``text`` column, else its only column)."""
-    from sbert_tutor.training.sources import read_table
+    from sbert_tutor.training.sources import read_training_file
 
     if path.suffix.lower() == ".txt":
         return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    frame = read_table(path).table
+    frame = read_training_file(path).table
     names = [str(c) for c in frame.columns]
     if column is None:
         column = next((c for c in ("passage", "text") if c in names), None)
@@ -77,13 +77,13 @@ def write_table(frame: Any, path: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from sbert_tutor.hard_negatives import mine_hard_negatives, teacher_margins
-    from sbert_tutor.training.sources import read_table
+    from sbert_tutor.training.sources import read_training_file
 
     if args.teacher_margins and (args.cross_encoder is None or args.output_format != "triplet"):
         raise ValueError("--teacher-margins needs --cross-encoder and --output-format triplet")
     if args.output_scores and args.teacher_margins:
         raise ValueError("pass either --output-scores or --teacher-margins, not both")
-    pairs = read_table(Path(args.pairs))
+    pairs = read_training_file(Path(args.pairs))
     corpus = None if args.corpus is None else read_corpus(Path(args.corpus), args.corpus_column)
     encoder = load_encoder(args)
     cross_encoder = None

@@ -24,7 +24,7 @@ from sbert_tutor.commands.common import add_model_options, load_encoder, write_j
 __all__ = ["FILE_FORMAT", "LOG_FILE", "OPTION_FLAGS", "objective_options", "register", "run"]
 
 #: What ``sbert-tutor train --help`` says about a training file (the reader:
-#: :func:`sbert_tutor.training.sources.read_table`); ``sbert-tutor train --help`` shows it.
+#: :func:`sbert_tutor.training.sources.read_training_file`); ``sbert-tutor train --help`` shows it.
 #:
 #: :meta hide-value:
 FILE_FORMAT = """\

@@ -40,6 +40,7 @@ from typing import Any
 
 from torch import nn
 
+from sbert_tutor.dense import activation_name
 from sbert_tutor.st_format import UnsupportedModelError, read_json, read_st_config
 
 logger = logging.getLogger(__name__)
@@ -171,17 +172,6 @@ def load_activation(name: str | None, num_labels: int) -> nn.Module:
     return cls()
 
 
-def activation_name(activation: Any) -> str:
-    """The dotted class name sentence-transformers saves for an activation module."""
-    if not isinstance(activation, nn.Module):
-        raise TypeError(
-            f"cannot save the activation {activation!r}: only a torch.nn module (e.g. "
-            "torch.nn.Sigmoid(), torch.nn.Identity()) can be named in the folder"
-        )
-    cls = type(activation)
-    return f"{cls.__module__}.{cls.__name__}"
-
-
 def write_cross_encoder_config(folder: Path, activation: Any) -> None:
     """Add the activation to ``folder/config.json`` (written by ``save_pretrained``) under the
     4.x-5.x key and the < 4 key, which sentence-transformers 2.x to 6.x read."""
@@ -195,7 +185,6 @@ def write_cross_encoder_config(folder: Path, activation: Any) -> None:
 
 __all__ = [
     "CrossEncoderFolder",
-    "activation_name",
     "default_activation",
     "load_activation",
     "read_cross_encoder_folder",

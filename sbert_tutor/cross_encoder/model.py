@@ -38,11 +38,11 @@ from torch import nn
 from sbert_tutor import tokenizing
 from sbert_tutor.batching import Bucket, batch_positions, bucket_width, check_bucket, pad_ids
 from sbert_tutor.cross_encoder.folder import (
-    activation_name,
     load_activation,
     read_cross_encoder_folder,
     write_cross_encoder_config,
 )
+from sbert_tutor.dense import activation_name
 from sbert_tutor.encoder import (
     PROGRESS_THRESHOLD,
     TruncationWarning,

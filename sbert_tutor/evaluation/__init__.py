@@ -11,7 +11,7 @@ from sbert_tutor.evaluation.sts import (
     STSResult,
     evaluate_sts,
     evaluate_sts_details,
-    results_table,
+    sts_results_table,
 )
 from sbert_tutor.evaluation.transfer import TransferResult, evaluate_transfer
 
@@ -26,5 +26,5 @@ __all__ = [
     "evaluate_sts",
     "evaluate_sts_details",
     "evaluate_transfer",
-    "results_table",
+    "sts_results_table",
 ]

@@ -47,8 +47,8 @@ __all__ = [
     "parse_tasks",
     "predict_similarity",
     "results_note",
-    "results_table",
     "score_pairs",
+    "sts_results_table",
     "subsets_table",
 ]
 
@@ -215,7 +215,7 @@ def _score_sets(
     return {"results": results, "files": files, "sources": sources, "notes": notes}
 
 
-def results_table(results: dict[str, Any], aggregation: str = "all") -> pd.DataFrame:
+def sts_results_table(results: dict[str, Any], aggregation: str = "all") -> pd.DataFrame:
     """A tidy table (one row a task) of one aggregation, plus an ``avg`` row when several tasks."""
     check_aggregation(aggregation)
     rows = [
@@ -320,7 +320,7 @@ def evaluate_sts(
         where = {"data": own.source}
     describe = getattr(encoder, "describe", None)
     return STSResult(
-        table=results_table(details["results"], aggregation),
+        table=sts_results_table(details["results"], aggregation),
         note="\n".join([results_note(aggregation), *details["notes"]]),
         provenance=provenance(
             data_files=details["files"],

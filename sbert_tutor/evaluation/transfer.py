@@ -690,7 +690,7 @@ class TransferResult(Result):
         }
 
 
-def results_table(tasks: dict[str, TaskResult]) -> pd.DataFrame:
+def transfer_results_table(tasks: dict[str, TaskResult]) -> pd.DataFrame:
     """The tidy table of :class:`TransferResult` from per-task results."""
     table = pd.DataFrame(
         [
@@ -795,4 +795,6 @@ def evaluate_transfer(
         "accuracy x100 of a logistic regression on frozen embeddings, SentEval's protocol; probe: "
         + ("SentEval's (Adam, early stopping)" if classifier == "senteval" else "L-BFGS, converged")
     )
-    return TransferResult(table=results_table(results), tasks=results, note=note, provenance=record)
+    return TransferResult(
+        table=transfer_results_table(results), tasks=results, note=note, provenance=record
+    )

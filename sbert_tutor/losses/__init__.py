@@ -33,10 +33,10 @@ from sbert_tutor.losses.cross_encoder import CE_ACTIVATIONS, cross_encoder_bce, 
 from sbert_tutor.losses.distillation import MARGIN_SIMILARITIES, margin_mse
 from sbert_tutor.losses.matryoshka import check_matryoshka_dims, matryoshka_loss, shrink
 from sbert_tutor.losses.ranking import (
-    cosine_matrix,
     in_batch_contrastive,
     multiple_negatives_ranking,
     supmpn,
+    tensor_cosine_matrix,
 )
 from sbert_tutor.losses.regression import ce_score_regression, cosine_regression
 from sbert_tutor.losses.triplet_margin import (
@@ -58,7 +58,6 @@ __all__ = [
     "check_features",
     "check_matryoshka_dims",
     "concat_features",
-    "cosine_matrix",
     "cosine_regression",
     "cross_encoder_bce",
     "cross_encoder_mse",
@@ -72,5 +71,6 @@ __all__ = [
     "shrink",
     "softmax_classification",
     "supmpn",
+    "tensor_cosine_matrix",
     "triplet",
 ]

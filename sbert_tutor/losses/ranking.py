@@ -20,22 +20,24 @@ from torch import Tensor
 from sbert_tutor.losses.checks import check_grouped, check_same_2d, check_tensor, shape_of
 
 __all__ = [
-    "cosine_matrix",
     "flat_negatives",
     "in_batch_contrastive",
     "multiple_negatives_ranking",
     "supmpn",
+    "tensor_cosine_matrix",
 ]
 
 
-def cosine_matrix(x: Tensor, y: Tensor) -> Tensor:
-    r"""All-pairs cosine similarity, :math:`C_{ij} = \cos(x_i, y_j)`.
+def tensor_cosine_matrix(x: Tensor, y: Tensor) -> Tensor:
+    r"""All-pairs cosine similarity of torch tensors, :math:`C_{ij} = \cos(x_i, y_j)`,
+    differentiable (the losses'); NumPy arrays: :func:`sbert_tutor.similarity.cosine_matrix`.
 
     Inputs:
         ``x``: ``[N, d]``, ``y``: ``[M, d]``. Returns ``[N, M]``.
 
     Example:
-        >>> cosine_matrix(torch.tensor([[1.0, 0.0]]), torch.tensor([[2.0, 0.0], [0.0, 3.0]]))
+        >>> x, y = torch.tensor([[1.0, 0.0]]), torch.tensor([[2.0, 0.0], [0.0, 3.0]])
+        >>> tensor_cosine_matrix(x, y)
         tensor([[1., 0.]])
     """
     return F.normalize(x, dim=-1) @ F.normalize(y, dim=-1).T
@@ -135,9 +137,11 @@ def multiple_negatives_ranking(
     candidates = positives
     if negatives is not None:
         candidates = torch.cat([positives, flat_negatives(negatives, n, d)], dim=0)
-    loss = _diagonal_cross_entropy(scale * cosine_matrix(anchors, candidates))
+    loss = _diagonal_cross_entropy(scale * tensor_cosine_matrix(anchors, candidates))
     if symmetric:
-        loss = (loss + _diagonal_cross_entropy(scale * cosine_matrix(positives, anchors))) / 2
+        loss = (
+            loss + _diagonal_cross_entropy(scale * tensor_cosine_matrix(positives, anchors))
+        ) / 2
     return loss
 
 
@@ -200,11 +204,13 @@ def supmpn(
     _check_positive("temperature", temperature)
     num_pos = positives.shape[1]
     # pos_logits[i, j, m] = cos(a_i, p_jm) / tau, shape [N, N, P]
-    pos_logits = cosine_matrix(anchors, positives.reshape(-1, d)).view(n, n, num_pos) / temperature
+    pos_logits = (
+        tensor_cosine_matrix(anchors, positives.reshape(-1, d)).view(n, n, num_pos) / temperature
+    )
     own = torch.diagonal(pos_logits, dim1=0, dim2=1).T  # own[i, k] = cos(a_i, p_ik) / tau, [N, P]
     own_mask = torch.eye(n, dtype=torch.bool, device=anchors.device).unsqueeze(-1)
     others = pos_logits.masked_fill(own_mask, float("-inf")).reshape(n, n * num_pos)
-    neg_logits = cosine_matrix(anchors, negatives.reshape(-1, d)) / temperature  # [N, N*Q]
+    neg_logits = tensor_cosine_matrix(anchors, negatives.reshape(-1, d)) / temperature  # [N, N*Q]
     shared = torch.logsumexp(torch.cat([others, neg_logits], dim=1), dim=1)  # [N]
     # -log(e^own / (e^own + e^shared)) for every (i, k)
     return (torch.logaddexp(own, shared.unsqueeze(1)) - own).mean()
@@ -252,5 +258,5 @@ def in_batch_contrastive(h: Tensor, h_plus: Tensor, temperature: float = 0.05) -
     """
     check_same_2d(h=h, h_plus=h_plus)
     _check_positive("temperature", temperature)
-    log_probs = torch.log_softmax(cosine_matrix(h, h_plus) / temperature, dim=1)
+    log_probs = torch.log_softmax(tensor_cosine_matrix(h, h_plus) / temperature, dim=1)
     return -torch.diagonal(log_probs).mean()

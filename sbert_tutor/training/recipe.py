@@ -28,7 +28,7 @@ from sbert_tutor.training.evaluator import STSEvaluator
 from sbert_tutor.training.examples import to_examples
 from sbert_tutor.training.objectives import Objective, objective_class
 from sbert_tutor.training.record import TrainingRecord
-from sbert_tutor.training.sources import load_training_data, read_table
+from sbert_tutor.training.sources import load_training_data, read_training_file
 from sbert_tutor.training.trainer import Evaluator, Trainer
 from sbert_tutor.validation import OptionError, python_spelling
 
@@ -266,12 +266,12 @@ def _evaluator(
 
 def dev_pairs(data: str | Path | STSData | Sequence[tuple[str, str, float]]) -> STSData:
     """Your own dev pairs as :class:`~sbert_tutor.data.STSData`: ``(sentence1, sentence2,
-    score)`` tuples, or a file of two text columns and a score (:func:`read_table`; a bad line
-    is named ``FILE:LINE``)."""
+    score)`` tuples, or a file of two text columns and a score (:func:`read_training_file`; a
+    bad line is named ``FILE:LINE``)."""
     if isinstance(data, STSData):
         return data
     if isinstance(data, (str, Path)):
-        table = read_table(data)
+        table = read_training_file(data)
         examples = to_examples(
             table, label="float", num_texts=2, what="dev pairs: two texts and a score"
         )

@@ -43,7 +43,7 @@ __all__ = [
     "TrainingFileError",
     "check_training_source",
     "load_training_data",
-    "read_table",
+    "read_training_file",
 ]
 
 #: The named training sets (``sbert-tutor train --train NAME``).
@@ -52,7 +52,7 @@ TRAIN_SETS = ("stsb", "sick", "nli", "allnli", "snli", "multinli")
 SCORE_SETS = ("stsb", "sick")
 
 
-#: The suffixes of a training file, and how each is read (:func:`read_table`).
+#: The suffixes of a training file, and how each is read (:func:`read_training_file`).
 FILE_SUFFIXES = (".tsv", ".txt", ".csv", ".jsonl", ".json")
 
 
@@ -140,7 +140,7 @@ def _read_jsonl(path: Path) -> tuple[list[str], list[list[Any]], list[int]]:
     return header or [], rows, lines
 
 
-def read_table(path: str | Path) -> TrainingFile:
+def read_training_file(path: str | Path) -> TrainingFile:
     """A user's training file (:data:`sbert_tutor.commands.train.FILE_FORMAT`): ``.tsv`` / ``.csv`` with a header line
     (quotes are text in TSV) or ``.jsonl`` (one JSON object a line).
 
@@ -218,7 +218,7 @@ def load_training_data(
     options = {**cls.option_defaults(), **(options or {})}
     key = check_training_source(name)
     if key is None:
-        return read_table(Path(name))
+        return read_training_file(Path(name))
     if not (cls.reads_scores or cls.trains_on_nli()):
         raise OptionError(
             f"no named training set carries what the {cls.name} loss needs ("

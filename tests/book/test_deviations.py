@@ -23,11 +23,16 @@ def _pairs(table):
     return {(r.chapter, r.aspect) for r in table.itertuples()}
 
 
+def _unexplained_and_stale(table):
+    """The differences without a reason, and the reasons without a difference."""
+    differing = _pairs(table[~table["same"]])
+    return differing - set(REASONS), set(REASONS) - differing
+
+
 def test_every_difference_has_a_reason_and_every_reason_a_difference():
     table = deviation_table()
     differing = table[~table["same"]]
-    missing = _pairs(differing) - set(REASONS)
-    stale = set(REASONS) - _pairs(differing)
+    missing, stale = _unexplained_and_stale(table)
     assert not missing, f"paper profile differs from the paper without a reason: {missing}"
     assert not stale, f"reasons for differences that no longer exist: {stale}"
     assert (differing["why"] != "").all() and (table[table["same"]]["why"] == "").all()
@@ -38,7 +43,10 @@ def test_the_table_compares_what_matters():
     same = table["same"]
     ch = {kind: CHAPTERS[kind] for kind in SIZES}
     # the papers' setups the paper profile follows
-    assert same[(ch[MNRLSizes], "batch size")] and table.loc[(ch[MNRLSizes], "batch size"), "published"] == 12
+    assert (
+        same[(ch[MNRLSizes], "batch size")]
+        and table.loc[(ch[MNRLSizes], "batch size"), "published"] == 12
+    )
     assert same[(ch[SupMPNSizes], "positives P, negatives Q")]
     assert same[(ch[SupMPNSizes], "batch size")] and same[(ch[SupMPNSizes], "epochs")]
     assert same[(ch[TripletSizes], "margin")]
@@ -57,8 +65,7 @@ def test_changing_a_paper_size_without_its_reason_fails(monkeypatch):
     table = deviation_table()
     row = table[(table.chapter == CHAPTERS[MNRLSizes]) & (table.aspect == "batch size")].iloc[0]
     assert not row["same"] and row["why"] == ""
-    with pytest.raises(AssertionError, match="without a reason"):
-        test_every_difference_has_a_reason_and_every_reason_a_difference()
+    assert _unexplained_and_stale(table) == ({(CHAPTERS[MNRLSizes], "batch size")}, set())
 
 
 def test_changing_a_published_setup_shows_in_the_table(monkeypatch):
@@ -72,9 +79,13 @@ def test_changing_a_published_setup_shows_in_the_table(monkeypatch):
 
 
 def test_a_stale_reason_fails(monkeypatch):
-    monkeypatch.setitem(REASONS, (CHAPTERS[MNRLSizes], "batch size"), "no longer true")
-    with pytest.raises(AssertionError, match="no longer exist"):
-        test_every_difference_has_a_reason_and_every_reason_a_difference()
+    """A reason kept for a difference that is gone (the paper profile's MNRL batch is the
+    paper's 12) shows as stale; the table does not show it as a difference."""
+    pair = (CHAPTERS[MNRLSizes], "batch size")
+    monkeypatch.setitem(REASONS, pair, "no longer true")
+    table = deviation_table().set_index(["chapter", "aspect"])
+    assert table.loc[pair, "same"]
+    assert _unexplained_and_stale(table.reset_index()) == (set(), {pair})
 
 
 def test_deviations_keeps_only_the_differences_and_the_note():

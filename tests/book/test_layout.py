@@ -98,24 +98,74 @@ def test_names_waiting_for_their_chapters_are_still_waiting():
     assert not done, f"now used by a chapter: remove from PENDING_CHAPTER_EDITS: {sorted(done)}"
 
 
-def _book_imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {
-        node.module
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom)
-        and node.module
-        and node.module.startswith("sbert_tutor.book")
-    }
+#: The ground floor's modules and the chapters' modules, by their dotted names.
+GROUND_FLOOR = {
+    f"sbert_tutor.book.{p.stem}" for p in (PACKAGE / "book").glob("*.py") if p.name != "__init__.py"
+}
+CHAPTER_MODULES = {
+    f"sbert_tutor.book.chapters.{m.name}" for m in pkgutil.iter_modules(chapters.__path__)
+}
+
+
+def _book_imports(source: str, package: str) -> set[str]:
+    """The ``sbert_tutor.book`` modules a module imports, by their dotted names, in every form:
+    ``import a.b``, ``from a.b import c`` (``a.b.c`` when ``c`` is a module, else ``a.b``) and
+    relative imports (resolved against ``package``, the importing module's package)."""
+    modules = GROUND_FLOOR | CHAPTER_MODULES | {"sbert_tutor.book.chapters"}
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            module = (
+                ".".join(base + [node.module] if node.module else base)
+                if node.level
+                else node.module
+            )
+            for alias in node.names:
+                found.add(
+                    f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules else module
+                )
+    return {m for m in found if m == "sbert_tutor.book" or m.startswith("sbert_tutor.book.")}
+
+
+def _package_of(path: Path) -> str:
+    return ".".join(("sbert_tutor", *path.parent.relative_to(PACKAGE).parts))
 
 
 @pytest.mark.parametrize("path", BOOK_MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_chapters_stand_on_the_ground_floor_and_never_on_each_other(path):
-    imports = _book_imports(path)
+    imports = _book_imports(path.read_text(encoding="utf-8"), _package_of(path))
     if path.parent.name == "chapters":
-        assert not {m for m in imports if m.startswith("sbert_tutor.book.chapters")}, imports
+        # a chapter imports ground-floor modules and nothing else of the book layer
+        assert imports <= GROUND_FLOOR, imports - GROUND_FLOOR
     else:  # the ground floor imports no chapter
-        assert not {m for m in imports if m.startswith("sbert_tutor.book.chapters")}, imports
+        assert not imports & (CHAPTER_MODULES | {"sbert_tutor.book.chapters"}), imports
+
+
+def test_the_import_reader_sees_every_form_of_import():
+    """The layout test's control: a chapter on another chapter, however it is imported, is read
+    as that chapter (and fails the chapter branch); a chapter on the ground floor passes it."""
+    msmarco, sizes = "sbert_tutor.book.chapters.msmarco", "sbert_tutor.book.sizes"
+    forms = {
+        "import sbert_tutor.book.chapters.msmarco": {msmarco},
+        "from sbert_tutor.book.chapters.msmarco import x": {msmarco},
+        "from sbert_tutor.book.chapters import msmarco": {msmarco},
+        "from . import msmarco": {msmarco},
+        "from .msmarco import x": {msmarco},
+        "from .. import sizes": {sizes},
+        "from ..sizes import CHAPTERS": {sizes},
+        "from sbert_tutor.book import sizes, published": {sizes, "sbert_tutor.book.published"},
+        "from sbert_tutor.encoder import SentenceEncoder": set(),
+    }
+    for line, expected in forms.items():
+        imports = _book_imports(line, "sbert_tutor.book.chapters")
+        assert imports == expected, line
+        assert (imports <= GROUND_FLOOR) == (msmarco not in expected), line
+    # the ground floor on the chapters package
+    ground = _book_imports("from sbert_tutor.book import chapters", "sbert_tutor.book")
+    assert ground == {"sbert_tutor.book.chapters"}
 
 
 def test_every_chapter_has_its_module_and_every_module_its_chapter():

@@ -28,8 +28,8 @@ from sbert_tutor.book.drawing import FONT, MAX_WIDTH, arrow, canvas, cells, lege
 from sbert_tutor.book.figures import new_axes, new_panels
 from sbert_tutor.book.fixed_embeddings import FixedBatch, mnrl_candidates
 from sbert_tutor.losses import (
-    cosine_matrix,
     multiple_negatives_ranking,
+    tensor_cosine_matrix,
 )
 from sbert_tutor.results import Result
 from sbert_tutor.training.samplers import NoDuplicatesBatchSampler
@@ -266,7 +266,7 @@ class CandidateTable(Result):
 
 
 def _ranking_stats(anchors: Tensor, candidates: Tensor, scale: float) -> dict[str, float]:
-    logits = scale * cosine_matrix(anchors, candidates)
+    logits = scale * tensor_cosine_matrix(anchors, candidates)
     log_probs = torch.log_softmax(logits, dim=1)
     n = anchors.shape[0]
     own = torch.diagonal(log_probs[:, :n])
@@ -333,7 +333,7 @@ def candidate_table(
             for _ in neg_cols
         ]
     candidates = mnrl_candidates(batch.positives, negatives)
-    cos = cosine_matrix(batch.anchors[row : row + 1], candidates)[0]
+    cos = tensor_cosine_matrix(batch.anchors[row : row + 1], candidates)[0]
     table = pd.DataFrame({"candidate": [_shorten(t) for t in texts], "kind": kinds, "cosine": cos})
     middle = float(scales[len(scales) // 2])
     for s in scales:
@@ -415,7 +415,7 @@ def cosine_summary(batch: FixedBatch) -> pd.Series:
     """Mean cosine of the anchor with its positive, its hard negative(s) and the other anchors'
     positives, and how often its own hard negative is closer than its positive (in %)."""
     cos_pos = F.cosine_similarity(batch.anchors, batch.positives)
-    all_pos = cosine_matrix(batch.anchors, batch.positives)
+    all_pos = tensor_cosine_matrix(batch.anchors, batch.positives)
     n = len(batch)
     others = all_pos[~torch.eye(n, dtype=torch.bool)]
     out = {

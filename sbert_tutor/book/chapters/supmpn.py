@@ -25,9 +25,9 @@ from sbert_tutor.book.drawing import FONT, canvas, cells, legend, row_labels, ti
 from sbert_tutor.data import NLIData
 from sbert_tutor.data.table import DataTable, as_frame
 from sbert_tutor.losses import (
-    cosine_matrix,
     multiple_negatives_ranking,
     supmpn,
+    tensor_cosine_matrix,
 )
 from sbert_tutor.results import Result
 
@@ -244,8 +244,12 @@ def denominator_breakdown(
     """
     n, p, d = positives.shape
     q = negatives.shape[1]
-    e_pos = torch.exp(cosine_matrix(anchors, positives.reshape(-1, d)).view(n, n, p) / temperature)
-    e_neg = torch.exp(cosine_matrix(anchors, negatives.reshape(-1, d)).view(n, n, q) / temperature)
+    e_pos = torch.exp(
+        tensor_cosine_matrix(anchors, positives.reshape(-1, d)).view(n, n, p) / temperature
+    )
+    e_neg = torch.exp(
+        tensor_cosine_matrix(anchors, negatives.reshape(-1, d)).view(n, n, q) / temperature
+    )
     eye = torch.eye(n, dtype=torch.bool)
     own_pos = e_pos[eye]  # [N, P]: e(a_i, p_ik)
     other_pos = e_pos.masked_fill(eye.unsqueeze(-1), 0.0).sum(dim=(1, 2))  # [N]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from sbert_tutor.book import publishing
+from sbert_tutor.book import colab
 from sbert_tutor.settings import RELEASE_REF, REPOSITORY_URL
 
 REPO = Path(__file__).resolve().parents[2]
@@ -44,9 +44,9 @@ def test_the_release_is_the_version_and_the_repository_is_on_github():
     assert f"v{version}" == RELEASE_REF
     urls = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]
     assert urls["Repository"] == urls["Homepage"] == REPOSITORY_URL
-    assert publishing.github_repository() == "/".join(REPOSITORY_URL.split("/")[-2:])
+    assert colab.github_repository() == "/".join(REPOSITORY_URL.split("/")[-2:])
     with pytest.raises(ValueError, match="github.com"):
-        publishing.github_repository("https://gitlab.com/a/b")
+        colab.github_repository("https://gitlab.com/a/b")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
@@ -71,7 +71,7 @@ def test_badge_and_install_name_the_same_release(chapter):
 
 
 def test_the_install_cell_keeps_torch_and_takes_an_uploaded_wheel_first():
-    source = publishing.install_source()
+    source = colab.install_source()
     assert "torch" not in source.split("# to this notebook")[1]  # never names torch to install
     assert "--upgrade" not in source and "-U " not in source and "--force" not in source
     assert source.index('glob.glob("sbert_tutor-*.whl")') < source.index("git+")
@@ -81,16 +81,16 @@ def test_the_install_cell_keeps_torch_and_takes_an_uploaded_wheel_first():
 def test_sync_rewrites_cells_1_and_2_only_and_check_sees_a_stale_badge(tmp_path):
     chapter = tmp_path / CHAPTERS[0].name
     shutil.copy(CHAPTERS[0], chapter)
-    assert publishing.check_notebook(chapter) == [] and not publishing.sync_notebook(chapter)
+    assert colab.check_notebook(chapter) == [] and not colab.sync_notebook(chapter)
     notebook = json.loads(chapter.read_text())
     notebook["cells"][1]["source"] = [notebook["cells"][1]["source"][0].replace(RELEASE_REF, "main")]
     notebook["cells"][2]["source"] = ['%pip install -q "sbert-tutor @ git+https://example.org/x@v9"']
     later = json.dumps(notebook["cells"][3])
     chapter.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
-    found = publishing.check_notebook(chapter)
+    found = colab.check_notebook(chapter)
     assert any("cell 1" in p for p in found) and any("cell 2" in p for p in found)
-    assert publishing.sync_notebook(chapter)
-    assert publishing.check_notebook(chapter) == []
+    assert colab.sync_notebook(chapter)
+    assert colab.check_notebook(chapter) == []
     assert json.dumps(_cells(chapter)[3]) == later  # the rest untouched
     assert chapter.read_text() == CHAPTERS[0].read_text()
 
@@ -100,7 +100,7 @@ def test_sync_refuses_a_notebook_of_another_layout(tmp_path):
     cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# x"]}] * 3
     chapter.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     with pytest.raises(ValueError, match="not a Colab badge"):
-        publishing.sync_notebook(chapter)
+        colab.sync_notebook(chapter)
 
 
 def test_the_install_check_reads_torch_from_a_pip_report():
