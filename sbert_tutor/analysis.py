@@ -18,6 +18,8 @@ import numpy as np
 
 from sbert_tutor.similarity import normalize_rows
 
+__all__ = ["anisotropy", "pca_2d", "random_pair_cosines", "random_pairs"]
+
 
 def random_pairs(n: int, n_pairs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``n_pairs`` index pairs ``(i, j)`` with ``i != j``, uniform over ``range(n)``."""

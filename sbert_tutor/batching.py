@@ -32,6 +32,25 @@ from typing import Any
 import numpy as np
 import torch
 
+__all__ = [
+    "BUCKET_MULTIPLE",
+    "Batch",
+    "Bucket",
+    "CHUNK_BATCHES",
+    "COPY_LAG",
+    "DeviceSink",
+    "HostSink",
+    "PREFETCH_BATCHES",
+    "Prefetcher",
+    "batch_positions",
+    "bucket_width",
+    "check_bucket",
+    "chunk_positions",
+    "pad_ids",
+    "resolve_bucket",
+    "thread_init",
+]
+
 #: ``bucket="auto"`` on CUDA under fp16/bf16: widths rounded up to a multiple of this.
 BUCKET_MULTIPLE = 32
 #: Batches a chunk holds in the chunked plan of the pipelined encode.

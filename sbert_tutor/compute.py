@@ -32,6 +32,24 @@ from pathlib import Path
 
 import torch
 
+__all__ = [
+    "COMPUTE_DTYPES",
+    "CPUINFO",
+    "HALF_DTYPES",
+    "NATIVE_BF16_FLAGS",
+    "SHORT_NAMES",
+    "auto_compute_dtype",
+    "autocast_dtype",
+    "avoid_cudnn_attention",
+    "compute_context",
+    "cpu_flags",
+    "cpu_has_native_bf16",
+    "full_precision",
+    "inference_context",
+    "resolve_compute_dtype",
+    "sdpa_without_cudnn",
+]
+
 #: Names accepted for ``compute_dtype`` (and the torch dtypes themselves).
 COMPUTE_DTYPES: dict[str, torch.dtype] = {
     "fp32": torch.float32,

@@ -20,6 +20,8 @@ from typing import Any
 import torch
 from torch import nn
 
+__all__ = ["DEFAULT_ACTIVATION", "Dense", "activation_from_name", "activation_name"]
+
 DEFAULT_ACTIVATION = "torch.nn.modules.activation.Tanh"
 
 

@@ -18,6 +18,8 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+__all__ = ["Encoder", "encode_texts", "encode_unique"]
+
 
 class Encoder(Protocol):
     """Anything with ``encode(texts, batch_size=..., show_progress_bar=...) -> [n, d] array``.

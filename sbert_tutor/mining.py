@@ -26,6 +26,8 @@ from sbert_tutor.data.table import DataTable
 from sbert_tutor.embedding import Encoder
 from sbert_tutor.search import semantic_search
 
+__all__ = ["mine_positives", "nearest_other", "search_pool"]
+
 
 def nearest_other(indices: np.ndarray, sentences: Sequence[str]) -> list[int]:
     """Per query row of a pool searched in itself, the *column* of the first result that is

@@ -28,6 +28,8 @@ from typing import Any
 
 from sbert_tutor.provenance import package_versions
 
+__all__ = ["LIBRARY_NAME", "PIPELINE_TAG", "TAGS", "base_model", "model_card"]
+
 #: The card's hub metadata (as sentence-transformers writes it).
 LIBRARY_NAME = "sentence-transformers"
 PIPELINE_TAG = "sentence-similarity"

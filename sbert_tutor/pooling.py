@@ -33,6 +33,18 @@ from collections.abc import Sequence
 
 import torch
 
+__all__ = [
+    "PAPER_MODES",
+    "POOLING_MODES",
+    "check_pooling",
+    "cls_pool",
+    "max_pool",
+    "mean_pool",
+    "pool",
+    "pooled_dim",
+    "pooling_modes",
+]
+
 #: The single pooling modes, in sentence-transformers' concatenation order for old configs.
 POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
 #: The modes of the SBERT paper (what the book compares).

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from sbert_tutor.settings import PROFILE_ENV
 from sbert_tutor.validation import check_choice
 
+__all__ = ["GPU_PROFILE", "PROFILES", "Profile", "RETIRED", "check_profile", "get_profile"]
+
 #: The profile names, smallest first.
 PROFILES = ("quick", "t4", "paper")
 #: The profile chosen when CUDA is available and ``SBERT_TUTOR_PROFILE`` is unset.

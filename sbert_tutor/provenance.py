@@ -21,6 +21,18 @@ from typing import Any
 from sbert_tutor.profiles import get_profile
 from sbert_tutor.settings import data_label
 
+__all__ = [
+    "ISA_FLAGS",
+    "commit_label",
+    "cpu_model",
+    "git_info",
+    "hardware",
+    "hardware_label",
+    "package_versions",
+    "provenance",
+    "sha256_file",
+]
+
 _PACKAGES = (
     "sbert-tutor",
     "torch",

@@ -20,6 +20,14 @@ from typing import Any
 
 import numpy as np
 
+__all__ = [
+    "PRECISIONS",
+    "bytes_per_vector",
+    "check_precision",
+    "quantization_ranges",
+    "quantize_embeddings",
+]
+
 #: The precisions :func:`quantize_embeddings` accepts (described in the module docstring).
 PRECISIONS = ("float32", "int8", "uint8", "binary", "ubinary")
 

@@ -17,6 +17,8 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+__all__ = ["Result", "ShowsTable"]
+
 
 class ShowsTable:
     """Displays as its ``table`` (text and HTML), so a result prints like the table it holds."""

@@ -40,6 +40,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+__all__ = [
+    "CACHE_ENV",
+    "CHECK_SIZES_ENV",
+    "DATA_ENV",
+    "LOCAL_DATA_SOURCE",
+    "MODELS_ENV",
+    "OFFLINE_ENV",
+    "PROFILE_ENV",
+    "RELEASE_REF",
+    "REPOSITORY_URL",
+    "TOKENIZER_PARALLELISM_ENV",
+    "cache_dir",
+    "check_sizes",
+    "data_dir",
+    "data_label",
+    "hf_offline",
+    "models_dir",
+]
+
 #: The GitHub repository the project is published at (badges, install cells, project URLs).
 REPOSITORY_URL = "https://github.com/sbert-tutor/sbert-tutor"
 #: The release the book is written for: the git tag the badges open and the install cells install.

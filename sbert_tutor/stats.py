@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+__all__ = ["PairedBootstrap", "paired_bootstrap", "platt_scale", "seeded_subset"]
+
 
 def seeded_subset(total: int, n: int, seed: int | np.random.Generator = 0) -> np.ndarray:
     """``n`` distinct indices of ``range(total)``, drawn with ``seed``, in increasing order.

@@ -26,6 +26,17 @@ from typing import Any
 
 from sbert_tutor.settings import TOKENIZER_PARALLELISM_ENV
 
+__all__ = [
+    "FALSE_VALUES",
+    "OVERRIDE_ENV",
+    "PARALLELISM_ENV",
+    "pair_token_ids",
+    "parallelism_override_allowed",
+    "rust_tokenizer",
+    "token_ids",
+    "tokenizer_parallelism",
+]
+
 #: The tokenizers library's switch, and the values it reads as "off" (its own list).
 PARALLELISM_ENV = "TOKENIZERS_PARALLELISM"
 FALSE_VALUES = frozenset({"", "off", "false", "f", "no", "n", "0"})

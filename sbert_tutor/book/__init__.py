@@ -53,6 +53,8 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 
 import importlib.util
 
+__all__: list[str] = []
+
 if importlib.util.find_spec("matplotlib") is None:  # the core installs without it
     raise ImportError(
         "the book layer (sbert_tutor.book) draws with matplotlib, which the core library does not "

@@ -23,6 +23,21 @@ from typing import Any
 
 from sbert_tutor.settings import RELEASE_REF, REPOSITORY_URL
 
+__all__ = [
+    "BADGE_CELL",
+    "BADGE_IMAGE",
+    "COLAB",
+    "COLAB_EDITIONS",
+    "INSTALL_CELL",
+    "badge_source",
+    "check_notebook",
+    "colab_url",
+    "github_repository",
+    "install_source",
+    "requirement",
+    "sync_notebook",
+]
+
 COLAB = "https://colab.research.google.com"
 BADGE_IMAGE = f"{COLAB}/assets/colab-badge.svg"
 #: The positions of the two cells in every chapter: 0 is the title, 1 the badge, 2 the install.

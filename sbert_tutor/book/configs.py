@@ -23,6 +23,8 @@ from sbert_tutor.book.sizes import DistanceDilemmaSizes, RunSizes
 from sbert_tutor.profiles import Profile, get_profile
 from sbert_tutor.training import TrainingConfig
 
+__all__ = ["mixed_precision", "on_cuda", "show_progress_bar", "training_config"]
+
 
 def on_cuda() -> bool:
     """Whether the runs will train on a CUDA GPU (the trainer's default device)."""

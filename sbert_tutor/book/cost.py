@@ -45,6 +45,20 @@ from sbert_tutor.book.published import (
 )
 from sbert_tutor.encoder import SentenceEncoder
 
+__all__ = [
+    "CostRates",
+    "cost_claims_checked",
+    "cross_encoder_like",
+    "extrapolate",
+    "humanize_seconds",
+    "measure_rates",
+    "median_seconds",
+    "most_similar_pair",
+    "pair_count",
+    "plot_cost_curves",
+    "sentence_pool",
+]
+
 
 @dataclass(frozen=True)
 class CostRates:

@@ -42,6 +42,20 @@ from sbert_tutor.book.sizes import (
     start_pooling,
 )
 
+__all__ = [
+    "Aspect",
+    "HUB_NAMES",
+    "NLI_TRAIN",
+    "NOTE",
+    "NOT_STATED",
+    "OUR_OPTIMIZER",
+    "POOLINGS",
+    "REASONS",
+    "WARMUPS",
+    "deviation_table",
+    "deviations",
+]
+
 #: The paper's words for a start model -> its hub name (a setup whose words change fails here).
 HUB_NAMES = {
     "BERT-base (uncased)": "bert-base-uncased",

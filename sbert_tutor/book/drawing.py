@@ -18,6 +18,20 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+__all__ = [
+    "COLORS",
+    "FONT",
+    "MAX_WIDTH",
+    "arrow",
+    "box",
+    "canvas",
+    "cells",
+    "legend",
+    "row_labels",
+    "shared_encoder",
+    "title",
+]
+
 FONT = 10
 """Font size (points) of the text in boxes; titles are one point larger."""
 

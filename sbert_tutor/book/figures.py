@@ -16,6 +16,8 @@ import numpy as np
 
 from sbert_tutor.training import TrainingRecord
 
+__all__ = ["new_axes", "new_panels", "plot_loss_curves", "plot_similarity_matrix"]
+
 
 def new_axes(ax=None, figsize=(7, 4)):
     """``ax``, or the axes of a new figure."""

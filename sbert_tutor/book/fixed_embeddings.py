@@ -26,6 +26,15 @@ from sbert_tutor.embedding import Encoder, encode_unique
 from sbert_tutor.evaluation.sts import predict_similarity
 from sbert_tutor.stats import seeded_subset
 
+__all__ = [
+    "FixedBatch",
+    "distinct_rows",
+    "embed_fixed",
+    "embed_triplets",
+    "mnrl_candidates",
+    "pair_cosines",
+]
+
 
 def pair_cosines(encoder: Encoder, data: STSData) -> tuple[np.ndarray, np.ndarray]:
     """``(cos(u, v), gold score)`` for every pair of an ``STSData`` (each sentence encoded once)."""

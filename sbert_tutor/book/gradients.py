@@ -39,6 +39,20 @@ from sbert_tutor.losses import (
 )
 from sbert_tutor.results import Result
 
+__all__ = [
+    "GradientCheck",
+    "anchor_gradient_check",
+    "autograd_anchor_gradient",
+    "cosine_regression_gradient_check",
+    "cosine_regression_gradients_by_hand",
+    "mnrl_anchor_gradient",
+    "mnrl_gradient_check",
+    "softmax_gradient_check",
+    "softmax_gradients_by_hand",
+    "supmpn_anchor_gradient",
+    "supmpn_gradient_check",
+]
+
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class GradientCheck(Result):

@@ -75,6 +75,38 @@ from sbert_tutor.book.sizes import (
 from sbert_tutor.book.weak_start import WeakStart, start_label
 from sbert_tutor.profiles import PROFILES
 
+__all__ = [
+    "BERT_BASE",
+    "CPU_COMMAND",
+    "CPU_RECORD",
+    "DISTILBERT",
+    "FITS",
+    "GPU_COMMAND",
+    "GPU_RECORDS",
+    "H100",
+    "INTRODUCTION",
+    "LENGTH",
+    "MINILM_L6",
+    "Model",
+    "QUICK_FAILED_ON_H100",
+    "ROWS",
+    "SENTEVAL_ITEMS",
+    "Step",
+    "T4_ALLOWANCE",
+    "T4_FACTOR",
+    "T4_MEMORY_GB",
+    "TRANSFER_RUN",
+    "WIDTH",
+    "WORK",
+    "Work",
+    "cost_table",
+    "h100_seconds",
+    "model_factor",
+    "model_of",
+    "peak_memory_gb",
+    "work",
+]
+
 #: Results file of CI's chapter times (``benchmarks/chapter_times.py from-junit``).
 CPU_RECORD = "chapter_times_cpu"
 #: Results files of recorded GPU chapter runs (``benchmarks/chapter_times.py run``).

@@ -25,6 +25,17 @@ from sbert_tutor.provenance import commit_label
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
+__all__ = [
+    "KEY_PACKAGES",
+    "RESULTS_FOLDER",
+    "RETIRED_PROFILES",
+    "hardware_text",
+    "how_recorded",
+    "recorded_matching",
+    "recorded_results",
+    "results_folder",
+]
+
 #: Where the benchmark scripts write their JSON results in a source checkout: the package's own
 #: ``results`` folder, which the wheel ships (``[tool.setuptools.package-data]``).
 RESULTS_FOLDER: Path = Path(__file__).resolve().parent / "results"

@@ -17,6 +17,14 @@ import pandas as pd
 from sbert_tutor.profiles import Profile, get_profile
 from sbert_tutor.provenance import commit_label, hardware_label
 
+__all__ = [
+    "common_budget",
+    "measured_label",
+    "measured_vs_published",
+    "provenance_table",
+    "run_summary",
+]
+
 
 def measured_label(profile: Profile, hardware: str | None = None) -> str:
     """How this run's numbers are labelled: ``"this run (quick profile, <hardware>; small

@@ -30,6 +30,18 @@ from sbert_tutor.results import Result
 from sbert_tutor.training import STSEvaluator, TrainingConfig, TrainingRecord
 from sbert_tutor.training.recipe import fit
 
+__all__ = [
+    "START",
+    "SeededRuns",
+    "Variant",
+    "Verdict",
+    "seeded_rows",
+    "seeded_variants",
+    "summarize",
+    "verdict",
+    "verdicts",
+]
+
 START = "start model (no training)"
 
 #: A variant: ``(loss, objective_options)`` trained on the shared data, or

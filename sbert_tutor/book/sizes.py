@@ -39,6 +39,45 @@ from sbert_tutor.profiles import PROFILES, Profile, check_profile, get_profile
 if TYPE_CHECKING:  # the encoder (torch) loads only when a model does
     from sbert_tutor.encoder import SentenceEncoder
 
+__all__ = [
+    "ApproximateIndexSizes",
+    "BERT",
+    "CHAPTERS",
+    "ChapterSizes",
+    "ClassificationSizes",
+    "CompressionSizes",
+    "CostSizes",
+    "DISTILBERT",
+    "DistanceDilemmaSizes",
+    "EfficiencySizes",
+    "MNRLSizes",
+    "MSMarcoSizes",
+    "PAPER_SEEDS",
+    "PoolingSizes",
+    "QUICK_LR",
+    "QUICK_RUN",
+    "QUICK_SEEDS",
+    "QUICK_START",
+    "RegressionSizes",
+    "RerankingSizes",
+    "RetrievalMetricsSizes",
+    "RunSizes",
+    "SBERT_RUN",
+    "SIZES",
+    "SearchGuidedSizes",
+    "Start",
+    "SupMPNSizes",
+    "T4_LR",
+    "T4_RUN",
+    "T4_SEEDS",
+    "T4_START",
+    "TransferSizes",
+    "TripletSizes",
+    "sizes_for",
+    "start_name",
+    "start_pooling",
+]
+
 BERT = "bert-base-uncased"
 DISTILBERT = "distilbert-base-uncased"
 #: The t4 profile's start for every training run: the pre-trained (masked-language-model)

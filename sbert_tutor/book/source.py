@@ -18,6 +18,8 @@ from typing import Any
 
 from IPython.display import Code
 
+__all__ = ["resolve_dotted", "show_source", "source_lines"]
+
 
 def source_lines(obj: Any, docstring: bool = True) -> str:
     """The source of a function, class or method of the library, dedented; without its docstring

@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # the encoder (torch) loads only when a model does
     from sbert_tutor.cross_encoder import CrossEncoder
     from sbert_tutor.encoder import SentenceEncoder
 
+__all__ = ["CrossEncoderStart", "MINILM", "WeakStart", "load_start", "start_label"]
+
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 

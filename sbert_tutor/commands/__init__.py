@@ -1,1 +1,3 @@
 """One module per ``sbert-tutor`` subcommand; each exposes ``register(subparsers)``."""
+
+__all__: list[str] = []

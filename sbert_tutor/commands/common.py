@@ -8,6 +8,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+__all__ = ["add_model_options", "json_ready", "load_encoder", "pooling_arg", "write_json"]
+
 
 def json_ready(value: Any) -> Any:
     """NaN is not JSON: write it as null."""

@@ -7,6 +7,8 @@ import sys
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
+__all__ = ["HEADLINE", "parse_ks", "register", "run"]
+
 #: The measures printed first (and the ones papers report for these datasets).
 HEADLINE = ("mrr@10", "ndcg@10", "recall@10")
 

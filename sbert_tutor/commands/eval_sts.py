@@ -7,6 +7,8 @@ import sys
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
+__all__ = ["register", "run"]
+
 
 def run(args: argparse.Namespace) -> int:
     from sbert_tutor.evaluation.sts import evaluate_sts, parse_tasks

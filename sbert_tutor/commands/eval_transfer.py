@@ -9,6 +9,8 @@ import time
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
+__all__ = ["default_jobs", "parse_l2_grid", "register", "run"]
+
 
 def parse_l2_grid(text: str) -> tuple[float, ...]:
     """``"1e-5,1e-4"`` -> ``(1e-05, 0.0001)``, with an error that shows a valid value."""

@@ -20,6 +20,8 @@ from typing import Any
 
 from sbert_tutor.commands.common import add_model_options, load_encoder
 
+__all__ = ["MINING_OPTIONS", "read_corpus", "register", "run", "write_table"]
+
 #: Options passed to mine_hard_negatives under the same name.
 MINING_OPTIONS = (
     "range_min",

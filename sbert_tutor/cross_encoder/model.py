@@ -53,6 +53,8 @@ from sbert_tutor.encoder import (
 from sbert_tutor.resolve import resolve_model
 from sbert_tutor.validation import check_device, check_pairs
 
+__all__ = ["CrossEncoder", "NewHeadWarning", "Pair"]
+
 logger = logging.getLogger(__name__)
 
 Pair = tuple[str, str] | list[str]

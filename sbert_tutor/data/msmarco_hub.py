@@ -38,6 +38,22 @@ from sbert_tutor.data.files import (
 )
 from sbert_tutor.settings import CACHE_ENV, DATA_ENV, cache_dir
 
+__all__ = [
+    "BM25_CANDIDATES",
+    "HUB_ID",
+    "ID_DIR",
+    "ID_FILES",
+    "MINI_CORPUS",
+    "SUBSET",
+    "bm25_candidates_file",
+    "corpus_mini_pids",
+    "hub_folder",
+    "hub_msmarco_folder",
+    "mini_corpus_head",
+    "topic_qids",
+    "write_id_lists",
+]
+
 logger = logging.getLogger(__name__)
 
 #: Hub source of the full collection, all queries and the dev / DL19 qrels.

@@ -48,6 +48,30 @@ from sbert_tutor.data.table import DataTable
 from sbert_tutor.settings import DATA_ENV, LOCAL_DATA_SOURCE
 from sbert_tutor.validation import check_choice, check_same_length
 
+__all__ = [
+    "ALLNLI_PARTS",
+    "HUB_NLI",
+    "LABEL_IDS",
+    "NLIData",
+    "NLI_LABELS",
+    "NLI_SPLITS",
+    "NLI_TASKS",
+    "SubstituteDataWarning",
+    "as_nli",
+    "check_nli_task",
+    "concat_nli",
+    "entailment_pairs",
+    "group_negatives",
+    "group_positives",
+    "label_names",
+    "labelled_pairs",
+    "load_nli",
+    "load_nli_train",
+    "nli_triplets",
+    "normalize_label",
+    "supmpn_groups",
+]
+
 logger = logging.getLogger(__name__)
 
 #: Label names by id (the order of ``stanfordnlp/snli`` and ``nyu-mll/multi_nli``).

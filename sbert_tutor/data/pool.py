@@ -36,6 +36,8 @@ from sbert_tutor.data.senteval import TRANSFER_TASKS, load_transfer
 from sbert_tutor.data.sts import SPLITS as STS_SPLITS
 from sbert_tutor.data.sts import STS_TASKS, load_sts
 
+__all__ = ["POOL_PARTS", "TextPool", "load_text_pool", "texts_sha256"]
+
 #: The parts of the pool, in the order their texts are taken.
 POOL_PARTS: tuple[str, ...] = (
     "stsb",

@@ -63,6 +63,23 @@ from sbert_tutor.data.files import (
 )
 from sbert_tutor.settings import LOCAL_DATA_SOURCE
 
+__all__ = [
+    "DISPLAY_NAMES",
+    "HUB_DATASETS",
+    "HUB_LABEL_MAPS",
+    "HUB_NOTES",
+    "HubPart",
+    "LABEL_NAMES",
+    "SPLITS",
+    "TRANSFER_TASKS",
+    "TransferSplit",
+    "TransferTask",
+    "check_transfer_task",
+    "load_transfer",
+    "parse_transfer_tasks",
+    "subsample",
+]
+
 logger = logging.getLogger(__name__)
 
 TRANSFER_TASKS = ("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc")

@@ -37,6 +37,21 @@ from sbert_tutor.settings import CHECK_SIZES_ENV, LOCAL_DATA_SOURCE, check_sizes
 from sbert_tutor.stats import seeded_subset
 from sbert_tutor.validation import check_choice, check_same_length, check_scores, check_sentences
 
+__all__ = [
+    "DISPLAY_NAMES",
+    "HUB_DATASETS",
+    "HUB_NOTES",
+    "SCORE_RANGES",
+    "SPLITS",
+    "STSData",
+    "STS_TASKS",
+    "STS_VARIANTS",
+    "STS_YEARS",
+    "check_task",
+    "load_sts",
+    "sample_sts",
+]
+
 logger = logging.getLogger(__name__)
 
 STS_YEARS = ("sts12", "sts13", "sts14", "sts15", "sts16")

@@ -16,6 +16,8 @@ import pandas as pd
 
 from sbert_tutor.results import ShowsTable
 
+__all__ = ["DataTable", "as_frame"]
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class DataTable(ShowsTable):

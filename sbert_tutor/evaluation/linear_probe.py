@@ -45,6 +45,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = [
+    "BATCH_SIZE",
+    "EPOCH_SIZE",
+    "LEARNING_RATE",
+    "MAX_EPOCH",
+    "ProbeFit",
+    "ProbeJob",
+    "TENACITY",
+    "VALIDATION_SPLIT",
+    "train_probes",
+    "units_of",
+]
+
 #: SentEval's classifier settings (``params['classifier']`` of its transfer runs).
 BATCH_SIZE = 64
 EPOCH_SIZE = 4
@@ -286,7 +299,7 @@ def _gradients(weight, bias, Xb, yb, share, decay):
 
 def _adam(params):
     """SentEval's optimiser, ``torch.optim.Adam`` at learning rate 1e-3 (fused kernel). Its weight
-    decay, one value per model here, is added to the gradients by :func:`_gradients`, exactly as
+    decay, one value per model here, is added to the gradients by ``_gradients``, exactly as
     Adam's own ``weight_decay`` adds it."""
     import torch
 

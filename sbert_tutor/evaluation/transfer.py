@@ -66,6 +66,36 @@ from sbert_tutor.embedding import encode_texts
 from sbert_tutor.results import Result
 from sbert_tutor.validation import OptionError, check_choice
 
+__all__ = [
+    "CLASSIFIERS",
+    "FoldResult",
+    "KFOLD",
+    "L2_GRID",
+    "MAX_ITER",
+    "PROTOCOLS",
+    "SEED",
+    "TOL",
+    "TaskResult",
+    "TransferResult",
+    "choose_l2",
+    "encode_once",
+    "evaluate_task",
+    "evaluate_transfer",
+    "fit_logistic",
+    "nested_cross_validation",
+    "outer_fold",
+    "pair_features",
+    "protocol",
+    "senteval_choice",
+    "senteval_choose_l2",
+    "senteval_cross_validation",
+    "senteval_final_fit",
+    "senteval_order",
+    "stratified_folds",
+    "transfer_results_table",
+    "validation_scores",
+]
+
 #: L2 strengths per training item tried by validation: SentEval's weight-decay grid.
 L2_GRID: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
 #: SentEval's seed and number of folds.

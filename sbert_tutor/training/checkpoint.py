@@ -22,6 +22,16 @@ from typing import Any
 import numpy as np
 import torch
 
+__all__ = [
+    "STATE_FILE",
+    "list_checkpoints",
+    "load_checkpoint",
+    "rng_state",
+    "save_checkpoint",
+    "set_rng_state",
+    "set_seed",
+]
+
 STATE_FILE = "trainer_state.pt"
 _PATTERN = re.compile(r"^checkpoint-(\d+)$")
 

@@ -91,6 +91,34 @@ from sbert_tutor.training.checkpoint import rng_state, set_rng_state
 from sbert_tutor.training.examples import Examples, to_examples
 from sbert_tutor.validation import OptionError, check_choice
 
+__all__ = [
+    "CEScoreObjective",
+    "CachedMNRLObjective",
+    "ContrastiveObjective",
+    "CosineObjective",
+    "CrossEncoderBCEObjective",
+    "CrossEncoderMSEObjective",
+    "CrossEncoderObjective",
+    "MNRLObjective",
+    "MarginMSEObjective",
+    "MatryoshkaMNRLObjective",
+    "OBJECTIVES",
+    "Objective",
+    "SoftmaxObjective",
+    "SupMPNObjective",
+    "TripletObjective",
+    "check_in_range",
+    "embed_rows",
+    "embed_texts",
+    "label_tensor",
+    "make_objective",
+    "objective_class",
+    "pair_lengths",
+    "register_objective",
+    "score_rows",
+    "token_lengths",
+]
+
 
 def embed_texts(encoder: SentenceEncoder, texts: Sequence[str], bucket: Bucket = None) -> Tensor:
     """Embed ``texts`` in one forward pass: ``[len(texts), d]`` (with gradients where enabled).

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+__all__ = ["TrainingRecord"]
+
 
 def _finite_or_none(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)

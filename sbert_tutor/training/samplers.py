@@ -19,6 +19,13 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+__all__ = [
+    "LengthBucketBatchSampler",
+    "NoDuplicatesBatchSampler",
+    "epoch_rng",
+    "length_bucketed_batches",
+]
+
 
 def _check_batch_size(batch_size: int) -> int:
     if int(batch_size) != batch_size or batch_size < 1:

@@ -59,6 +59,16 @@ from sbert_tutor.training.record import TrainingRecord
 from sbert_tutor.training.samplers import LengthBucketBatchSampler, NoDuplicatesBatchSampler
 from sbert_tutor.training.schedules import make_scheduler, warmup_steps_for
 
+__all__ = [
+    "BF16_CAPABILITY",
+    "Evaluator",
+    "Trainer",
+    "auto_amp",
+    "clip_gradients",
+    "gradient_norm",
+    "parameter_groups",
+]
+
 logger = logging.getLogger(__name__)
 
 #: An evaluation during training: ``encoder -> {metric: value}``, e.g. an

@@ -21,6 +21,31 @@ import pandas as pd
 from sbert_tutor.ann import AnnIndex, build_index, knn_recall_at_k
 from sbert_tutor.book.figures import new_axes
 
+__all__ = [
+    "BAR",
+    "COMMAND",
+    "K",
+    "LAYOUT_SUFFIX",
+    "MSMARCO_PASSAGES",
+    "RECORDS",
+    "SearchTexts",
+    "bar_check",
+    "fixed_bytes",
+    "index_plan",
+    "interleaved_rounds",
+    "knob_text",
+    "layout_gain",
+    "memory_table",
+    "msmarco_projection",
+    "plot_recall_qps",
+    "recorded_run",
+    "results_frame",
+    "search_seconds",
+    "search_texts",
+    "sweep",
+    "timing",
+]
+
 #: The recorded full-pool runs the chapter reads, preferred first, and the command that records
 #: one (``--threads 2`` writes ``ann_index_cpu_2threads``).
 RECORDS = ("ann_index_cpu_2threads", "ann_index_cpu_1threads")

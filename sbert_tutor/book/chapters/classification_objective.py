@@ -33,6 +33,19 @@ from sbert_tutor.losses import (
 )
 from sbert_tutor.results import Result
 
+__all__ = [
+    "ProbeResult",
+    "embed_pairs",
+    "feature_variants",
+    "fit_probe",
+    "head_block_means",
+    "linear_probe",
+    "probe_accuracy",
+    "refit_probes",
+    "sbert_training_vs_inference",
+    "split_by_premise",
+]
+
 
 def sbert_training_vs_inference() -> Figure:
     r"""SBERT trained with the softmax classifier on :math:`(u, v, |u-v|)`, used with the cosine.

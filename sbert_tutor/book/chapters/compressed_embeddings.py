@@ -41,6 +41,28 @@ from sbert_tutor.quantize import bytes_per_vector, quantization_ranges, quantize
 from sbert_tutor.quantized_search import quantized_search
 from sbert_tutor.search import semantic_search
 
+__all__ = [
+    "COLUMNS",
+    "LiveData",
+    "MULTIPLIERS",
+    "RECORD",
+    "Stored",
+    "TRUNCATIONS",
+    "Variant",
+    "compression_table",
+    "live_data",
+    "matryoshka_study",
+    "meets_bar",
+    "pair_scores",
+    "plot_bytes_vs_quality",
+    "plot_truncation",
+    "recorded_table",
+    "search_variant",
+    "truncation_spearman",
+    "truncation_table",
+    "variants",
+]
+
 #: The columns of :func:`compression_table` the chapter shows.
 COLUMNS = [
     "bytes a vector (memory)",

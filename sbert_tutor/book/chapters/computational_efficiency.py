@@ -56,6 +56,40 @@ from sbert_tutor.data.msmarco import mini_corpus_passages
 from sbert_tutor.encoder import SentenceEncoder
 from sbert_tutor.search import semantic_search
 
+__all__ = [
+    "CPU_PATHS_COMMAND",
+    "CPU_PATHS_RECORD",
+    "EncodeFn",
+    "GPURunReport",
+    "GPU_RESULTS",
+    "GPU_RUN_COMMAND",
+    "bucketing_table",
+    "cpu_paths_summary",
+    "criteria_table",
+    "encode_table",
+    "encode_throughput",
+    "gpu_run_report",
+    "interleaved_times",
+    "length_cost_summary",
+    "mixed_length_sentences",
+    "padded_work",
+    "padding_savings",
+    "padding_waste",
+    "plot_cpu_paths",
+    "plot_operation_times",
+    "plot_throughput",
+    "plot_throughput_by_length",
+    "recorded_encode_summary",
+    "search_throughput",
+    "sentence_transformers_reference",
+    "speedup_against_padding",
+    "throughput_by_length",
+    "throughput_ratios",
+    "throughput_summary",
+    "token_counts",
+    "train_table",
+]
+
 #: What records the GPU figures, run in the project root on a machine with an NVIDIA GPU.
 GPU_RUN_COMMAND = "bash benchmarks/gpu_run.sh"
 #: The results files a GPU run writes.

@@ -13,6 +13,8 @@ from sbert_tutor.book.cost import CostRates, extrapolate, humanize_seconds
 from sbert_tutor.book.drawing import arrow, box, canvas, shared_encoder, title
 from sbert_tutor.book.published import SBERT_COST_CLAIM
 
+__all__ = ["compare_with_paper", "cross_vs_bi_encoder", "readable"]
+
 
 def compare_with_paper(rates: CostRates, hardware: str) -> pd.DataFrame:
     """Our extrapolation at the paper's n = 10,000 beside the SBERT paper's claim (labelled)."""

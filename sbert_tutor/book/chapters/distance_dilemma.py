@@ -72,6 +72,36 @@ from sbert_tutor.stats import paired_bootstrap, platt_scale
 from sbert_tutor.training import TrainingConfig, TrainingRecord
 from sbert_tutor.training.recipe import fit
 
+__all__ = [
+    "DilemmaData",
+    "DilemmaRun",
+    "MEASURES",
+    "SETUPS",
+    "STUDY_MARGIN_SETUPS",
+    "TEACHER",
+    "TrainingSets",
+    "best_setup",
+    "bootstrap_changes",
+    "bootstrap_vs_start",
+    "build_training_sets",
+    "evaluate_setup",
+    "held_out_triplets",
+    "load_dilemma_data",
+    "margin_activity",
+    "pair_cosines",
+    "plot_results",
+    "plot_teacher_scores",
+    "plot_training_curves",
+    "plot_triplet_pca",
+    "results_grid",
+    "run_dilemma",
+    "setup_score",
+    "target_cosines",
+    "target_shift",
+    "teacher_summary",
+    "triplet_geometry",
+]
+
 #: name -> (objective, options). Margins: SBERT's :math:`\varepsilon = 1` for the Euclidean
 #: triplet; :math:`\varepsilon = 0.5` for the cosine distance :math:`\delta_c = 1 - \cos`. On unit
 #: vectors :math:`\lVert q - d \rVert = \sqrt{2 \delta_c}`, so a pair at :math:`\delta_c = 0.5`

@@ -22,6 +22,14 @@ from sbert_tutor.metrics import (
     rank_documents,
 )
 
+__all__ = [
+    "first_relevant_ranks",
+    "plot_first_relevant_rank",
+    "progress_every",
+    "retrieve_then_rerank",
+    "top_passages",
+]
+
 
 def retrieve_then_rerank(k: int = 100, top: int = 10) -> Figure:
     r"""Retrieve-then-rerank: a bi-encoder retrieves ``k`` candidates from the embedded corpus,

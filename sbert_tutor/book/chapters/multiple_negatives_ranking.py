@@ -34,6 +34,26 @@ from sbert_tutor.losses import (
 from sbert_tutor.results import Result
 from sbert_tutor.training.samplers import NoDuplicatesBatchSampler
 
+__all__ = [
+    "CandidateTable",
+    "LOGIT_ROLES",
+    "batch_size_sweep",
+    "candidate_table",
+    "cosine_summary",
+    "duplicate_report",
+    "hard_negative_table",
+    "in_batch_logit_matrix",
+    "logit_matrix_roles",
+    "plot_batch_size_sweep",
+    "plot_candidate_softmax",
+    "plot_duplicates",
+    "plot_scale_sweep",
+    "random_batches",
+    "scale_sweep",
+    "shared_text_pairs",
+    "text_repeats",
+]
+
 
 def shared_text_pairs(rows: Sequence[Sequence[str]]) -> int:
     """Unordered pairs of examples (of one batch) that share at least one text (after strip).

@@ -13,6 +13,8 @@ import pandas as pd
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.training import TrainingRecord
 
+__all__ = ["TARGET_SCALINGS", "plot_schedule_and_clipping", "target_scaling_table"]
+
 #: label scalings of chapter 7: name -> the interval the gold range (0..5 on STSb) is mapped onto.
 TARGET_SCALINGS: dict[str, tuple[float, float]] = {
     "y / 5 (SBERT)": (0.0, 1.0),

@@ -54,6 +54,29 @@ from sbert_tutor.stats import PairedBootstrap, paired_bootstrap
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.recipe import fit
 
+__all__ = [
+    "BI",
+    "CROSS",
+    "CrossVsBi",
+    "RerankData",
+    "Retrieval",
+    "STSB_VARIANTS",
+    "Scores",
+    "first_relevant_moves",
+    "first_stage_ceiling",
+    "load_rerank_data",
+    "msmarco_reranker",
+    "pair_rates",
+    "plot_mrr_vs_k",
+    "published_reranker",
+    "rerank_change",
+    "rerank_table",
+    "rerank_verdict",
+    "stsb_cross_vs_bi",
+    "timed_retrieval",
+    "timed_scores",
+]
+
 #: The two STSb variants, trained the same way: name -> (objective, options).
 BI = "bi-encoder: cosine regression"
 CROSS = "cross-encoder: BCE on y / 5"

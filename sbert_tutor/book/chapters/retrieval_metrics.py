@@ -23,6 +23,8 @@ from sbert_tutor.metrics import (
     rank_documents,
 )
 
+__all__ = ["ndcg_conventions", "plot_metrics_vs_k", "ranking_breakdown"]
+
 
 def plot_metrics_vs_k(
     table: pd.DataFrame, metrics: list[str] | tuple[str, ...] | None = None, ax=None

@@ -33,6 +33,17 @@ from sbert_tutor.mining import search_pool
 from sbert_tutor.stats import seeded_subset
 from sbert_tutor.training import embed_rows
 
+__all__ = [
+    "dropout_pairs",
+    "dropout_view_similarity",
+    "encode_pool",
+    "neighbour_quality",
+    "partners_in_pool",
+    "plot_teacher_cosines",
+    "pool_overlap",
+    "unlabeled_pool",
+]
+
 
 def plot_teacher_cosines(mined: DataTable | pd.DataFrame, ax=None, bins: int = 30):
     """Histogram of the teacher's cosine between each sentence and its mined positive."""

@@ -28,6 +28,15 @@ from sbert_tutor.evaluation.sts import predict_similarity, score_pairs
 from sbert_tutor.provenance import provenance
 from sbert_tutor.results import Result
 
+__all__ = [
+    "compare_pooling",
+    "cosine_groups",
+    "plot_cosine_histograms",
+    "plot_pooling",
+    "plot_sts_tasks",
+    "pooling_beside_paper",
+]
+
 
 def plot_pooling(table: pd.DataFrame, ax=None):
     """Spearman by pooling mode, anisotropy annotated on each bar (book chapter 3)."""

@@ -31,6 +31,17 @@ from sbert_tutor.losses import (
 )
 from sbert_tutor.results import Result
 
+__all__ = [
+    "PremiseCounts",
+    "SUPMPN_ROLES",
+    "denominator_breakdown",
+    "group_sources",
+    "premise_label_counts",
+    "supmpn_denominator",
+    "supmpn_denominator_roles",
+    "supmpn_mnrl_agreement",
+]
+
 SUPMPN_ROLES = {
     "numerator": ("#6aa84f", "numerator: the positive $p_{ik}$"),
     "left out": ("#ffffff", "left out: the anchor's other positives"),

@@ -21,6 +21,8 @@ from sbert_tutor.book.sizes import BERT, QUICK_LR, QUICK_START, T4_LR, T4_START,
 from sbert_tutor.book.weak_start import WeakStart
 from sbert_tutor.profiles import Profile, check_profile, get_profile
 
+__all__ = ["LoopSizes", "SIZES", "loop_sizes", "plot_loss_and_rate"]
+
 
 @dataclass(frozen=True, kw_only=True)
 class LoopSizes:

@@ -22,6 +22,22 @@ from sbert_tutor.book.published import (
 from sbert_tutor.book.recorded import how_recorded
 from sbert_tutor.book.sizes import TransferSizes
 
+__all__ = [
+    "RECORDED_RUN",
+    "RECORDED_SENTEVAL",
+    "SharedEncoding",
+    "TASK_COLUMNS",
+    "TASK_DESCRIPTIONS",
+    "beside_published",
+    "experiment_wide",
+    "how_recorded_table",
+    "ours_minus_senteval",
+    "plot_experiment",
+    "pooling_normalisation_experiment",
+    "published_transfer",
+    "task_overview",
+]
+
 TASK_COLUMNS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
 
 

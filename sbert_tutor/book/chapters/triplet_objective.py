@@ -22,6 +22,16 @@ from sbert_tutor.book.gradients import GradientCheck
 from sbert_tutor.losses import TRIPLET_MARGIN, pairwise_distance, triplet
 from sbert_tutor.results import Result
 
+__all__ = [
+    "MarginSweep",
+    "SWEEP_DISTANCES",
+    "plot_margin_sweep",
+    "triplet_gradient_check",
+    "triplet_gradients_by_hand",
+    "triplet_margin_sweep",
+    "triplet_network",
+]
+
 #: The distances the chapter compares: SBERT's Euclidean distance and the cosine distance.
 SWEEP_DISTANCES: tuple[str, ...] = ("euclidean", "cosine")
 
