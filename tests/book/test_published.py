@@ -253,7 +253,7 @@ def test_simcse_numbers_match_a_paper_that_quotes_them():
 
 
 #: Rows of the papers' tables whose printed average is not the mean of their cells (two
-#: decimals, beyond rounding): the errata the book reports (chapter 3 and the SupMPN chapter 10).
+#: decimals, beyond rounding): the errata the book reports (its appendix "Notes on the source papers").
 PAPER_TABLE_ERRATA = {
     ("dehghan2022_supmpn.txt", "fastText embeddings"): 59.76,  # cells average 65.66
     ("dehghan2022_supmpn.txt", "SimCSE unsup -BERT base"): 76.25,  # STS14/15 cells garbled
