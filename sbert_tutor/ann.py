@@ -211,7 +211,12 @@ class AnnIndex:
         return quantizer.reconstruct_n(0, quantizer.ntotal)
 
     def search(
-        self, queries: Any, k: int = 10, **search_knobs: int
+        self,
+        queries: Any,
+        k: int = 10,
+        *,
+        efSearch: int | None = None,  # noqa: N803 - FAISS's own name
+        nprobe: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` of every query.
 
@@ -219,8 +224,9 @@ class AnnIndex:
             queries: ``[n_queries, d]`` (or one ``[d]`` vector) array or tensor.
             k: results per query; a ``k`` larger than the index gives all of it (``min(k, n)``
                 columns), as :func:`~sbert_tutor.search.semantic_search` does.
-            **search_knobs: :data:`SEARCH_KNOBS` of this kind (``efSearch`` for HNSW,
-                ``nprobe`` for IVF; ``nprobe`` is capped by FAISS at ``nlist``); defaults as there.
+            efSearch: HNSW kinds only: the candidate list of the search (default as in
+                :data:`SEARCH_KNOBS`).
+            nprobe: IVF kinds only: the lists searched (capped by FAISS at ``nlist``).
 
         Returns:
             ``(scores, ids)``: ``[n_queries, min(k, n)]`` float32 scores, best first, and int64
@@ -230,6 +236,8 @@ class AnnIndex:
             TypeError: a search knob this kind does not have (the message lists its knobs).
         """
         faiss = import_faiss()
+        given = {"efSearch": efSearch, "nprobe": nprobe}
+        search_knobs = {name: value for name, value in given.items() if value is not None}
         _check_knobs(self.kind, search_knobs, SEARCH_KNOBS[self.kind], "search")
         k = _positive_int(self.kind, "k", k)
         k = min(k, len(self))
@@ -333,7 +341,13 @@ def build_index(
     embeddings: Any,
     kind: str,
     metric: str = "cosine",
-    **knobs: Any,
+    *,
+    M: int | None = None,  # noqa: N803 - FAISS's own names
+    efConstruction: int | None = None,  # noqa: N803
+    layout_clusters: int | None = None,
+    nlist: int | None = None,
+    m: int | None = None,
+    nbits: int | None = None,
 ) -> AnnIndex:
     """Build a FAISS index of ``embeddings`` (the module docstring describes kinds and metrics).
 
@@ -345,7 +359,9 @@ def build_index(
         embeddings: ``[n, d]`` array or tensor (copied to float32; the input is never changed).
         kind: ``"flat"``, ``"hnsw"``, ``"hnsw_sq8"``, ``"ivf_flat"`` or ``"ivf_pq"``.
         metric: ``"cosine"`` (default), ``"dot"`` or ``"euclidean"``.
-        **knobs: :data:`BUILD_KNOBS` of the kind, e.g. ``M=32`` for HNSW, ``nlist=1024`` for IVF.
+        M, efConstruction, layout_clusters: the HNSW kinds' knobs; nlist: the IVF kinds'; m,
+            nbits: IVF-PQ's (defaults in :data:`BUILD_KNOBS`; ``None``: the default). A knob
+            the kind does not have is refused.
 
     Returns:
         :class:`AnnIndex`.
@@ -353,7 +369,7 @@ def build_index(
     Raises:
         ImportError: FAISS is not installed (the message says how to install it).
         TypeError: a knob this kind does not have (the message lists its knobs and names the
-            nearest; ``**knobs`` is checked against :data:`BUILD_KNOBS`, nothing is dropped).
+            nearest, e.g. ``m`` for HNSW's ``M``).
         ValueError: unknown kind or metric; a knob that does not fit the data (``nlist``
             larger than the number of vectors, ``m`` not dividing ``d``, too few vectors for
             ``2**nbits`` PQ centroids).
@@ -371,6 +387,15 @@ def build_index(
     if metric == "cosine":
         x = _unit_rows(faiss, x)
     n, d = x.shape
+    given = {
+        "M": M,
+        "efConstruction": efConstruction,
+        "layout_clusters": layout_clusters,
+        "nlist": nlist,
+        "m": m,
+        "nbits": nbits,
+    }
+    knobs = {name: value for name, value in given.items() if value is not None}
     settings = _build_knobs(kind, n, d, knobs)
     faiss_metric = _faiss_metric(faiss, metric)
     start = time.perf_counter()

@@ -43,10 +43,11 @@ Example:
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 import torch
@@ -137,9 +138,9 @@ class OpenVINOTransformer(nn.Module):
         hidden = self.requests.infer(feed)[self.compiled.output(0)]
         return SimpleNamespace(last_hidden_state=torch.from_numpy(np.asarray(hidden, np.float32)))
 
-    def save_pretrained(self, *args: Any, **kwargs: Any) -> None:
-        """Always a ``TypeError`` (whatever the arguments, none is kept): the encoder's
-        ``save`` reaches here, and an OpenVINO model has no Hugging Face folder to write."""
+    def save_pretrained(self, folder: str | os.PathLike[str]) -> NoReturn:
+        """Always a ``TypeError``: the encoder's ``save`` reaches here (``folder`` is where it
+        would write), and an OpenVINO model has no Hugging Face folder to write."""
         raise TypeError(
             "an OpenVINO model cannot be saved as a Hugging Face folder: save the torch "
             "encoder it was converted from"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 import numpy as np
@@ -158,8 +158,8 @@ def check_pairs(pairs: object, name: str = "pairs") -> tuple[list[str], list[str
     return firsts, seconds
 
 
-def check_same_length(**named: Sequence[object]) -> int:
-    """Check that all named sequences have one length and return it."""
+def check_same_length(named: Mapping[str, Sized]) -> int:
+    """Check that all named sequences (``{name: sequence}``) have one length and return it."""
     lengths = {k: len(v) for k, v in named.items()}
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k}={n}" for k, n in lengths.items())

@@ -146,7 +146,9 @@ class NLIData:
     meta: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        check_same_length(premises=self.premises, hypotheses=self.hypotheses, labels=self.labels)
+        check_same_length(
+            {"premises": self.premises, "hypotheses": self.hypotheses, "labels": self.labels}
+        )
         for i, label in enumerate(self.labels):
             if label not in LABEL_IDS:
                 raise ValueError(
@@ -381,7 +383,9 @@ def as_nli(
             "premise_column=, hypothesis_column=, label_column=."
         )
     premises, hypotheses = columns[premise_column], columns[hypothesis_column]
-    check_same_length(premises=premises, hypotheses=hypotheses, labels=columns[label_column])
+    check_same_length(
+        {"premises": premises, "hypotheses": hypotheses, "labels": columns[label_column]}
+    )
     for what, texts in (("premise", premises), ("hypothesis", hypotheses)):
         for i, text in enumerate(texts):
             if not isinstance(text, str) or not text.strip():

@@ -144,10 +144,12 @@ class STSData:
 
     def __post_init__(self) -> None:
         check_same_length(
-            sentences1=self.sentences1,
-            sentences2=self.sentences2,
-            scores=self.scores,
-            subsets=self.subsets,
+            {
+                "sentences1": self.sentences1,
+                "sentences2": self.sentences2,
+                "scores": self.scores,
+                "subsets": self.subsets,
+            }
         )
         # pairs built by hand must not carry a NaN into the correlations
         object.__setattr__(self, "scores", check_scores(self.scores))
@@ -191,7 +193,7 @@ class STSData:
         first = check_sentences(sentences1, "sentences1")
         second = check_sentences(sentences2, "sentences2")
         gold = check_scores(scores)
-        n = check_same_length(sentences1=first, sentences2=second, scores=gold)
+        n = check_same_length({"sentences1": first, "sentences2": second, "scores": gold})
         return cls(
             name=name,
             split="user",

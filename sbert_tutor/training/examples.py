@@ -64,7 +64,7 @@ class Examples:
 
     def __post_init__(self) -> None:
         if self.labels is not None:
-            check_same_length(texts=self.texts, labels=self.labels)
+            check_same_length({"texts": self.texts, "labels": self.labels})
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -342,9 +342,7 @@ def _examples_from_columns(
     text_columns = list(text_columns)
     if not text_columns:
         raise ValueError(f"the training data has no text column: {what}")
-    check_same_length(
-        **{c: columns[c] for c in [*text_columns, *([label_column] if label else [])]}
-    )
+    check_same_length({c: columns[c] for c in [*text_columns, *([label_column] if label else [])]})
     for c in text_columns:
         for i, text in enumerate(columns[c]):
             if not isinstance(text, str):
