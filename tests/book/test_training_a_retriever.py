@@ -183,6 +183,12 @@ def test_the_bi_encoder_teacher_scores_by_the_cosine():
     scores = chapter.BiEncoderTeacher(Fixed()).predict([("q", "a"), ("q", "b"), ("q", "c")])
     np.testing.assert_allclose(scores, [1.0, 0.0, -1.0], atol=1e-7)
     assert scores.dtype == np.float32
+    import torch
+
+    halved = chapter.BiEncoderTeacher(Fixed()).predict([("q", "a")], activation_fn=lambda t: t / 2)
+    np.testing.assert_allclose(halved, [0.5], atol=1e-7)
+    with pytest.raises(TypeError):
+        chapter.BiEncoderTeacher(Fixed()).predict([("q", "a")], activaton_fn=torch.nn.Identity())
 
 
 @needs_data

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import torch
 from tqdm.auto import tqdm
 
 from sbert_tutor.book.figures import new_axes, new_panels
@@ -161,9 +162,9 @@ class RetrieverSizes:
             for f in fields(self)
         }
 
-    def config(self, seed: int, **changes: Any) -> TrainingConfig:
+    def config(self, seed: int) -> TrainingConfig:
         """The :class:`~sbert_tutor.training.TrainingConfig` of every variant's run."""
-        settings = dict(
+        return TrainingConfig(
             epochs=self.epochs,
             batch_size=self.batch_size,
             lr=self.lr,
@@ -171,11 +172,10 @@ class RetrieverSizes:
             seed=seed,
             show_progress_bar=False,
         )
-        settings.update(changes)
-        return TrainingConfig(**settings)
 
 
-#: The profiles' sizes. ``quick``: two CPU cores, minutes: a one-layer start with room to learn,
+#: The profiles' sizes. ``quick``: the smallest run that trains every variant: a one-layer start
+#: with room to learn,
 #: 100 test queries over their candidates plus 2,000 other passages, and a teacher trained for
 #: one short epoch (weak: the chapter says so and shows its re-ranking quality). ``t4``: the
 #: recorded GPU run's sizes: a two-layer start, 200 test queries over the whole mini corpus,
@@ -331,9 +331,14 @@ class BiEncoderTeacher:
         self.encoder = encoder
         self.name = getattr(encoder, "name", "bi-encoder")
 
-    def predict(self, pairs: Sequence[Sequence[str]], batch_size: int = 32, **_: Any) -> np.ndarray:
-        """Cosine of each pair (``activation_fn`` and the like do not apply to a cosine); each
-        distinct text is encoded once."""
+    def predict(
+        self,
+        pairs: Sequence[Sequence[str]],
+        batch_size: int = 32,
+        activation_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ) -> np.ndarray:
+        """Cosine of each pair, each distinct text encoded once; ``activation_fn`` (as a
+        cross-encoder's ``predict`` takes it) applied to the cosines when given."""
         texts = list(dict.fromkeys(t for pair in pairs for t in pair[:2]))
         emb = np.asarray(
             self.encoder.encode(
@@ -343,7 +348,10 @@ class BiEncoderTeacher:
         row = {t: i for i, t in enumerate(texts)}
         q = emb[[row[p[0]] for p in pairs]]
         d = emb[[row[p[1]] for p in pairs]]
-        return (q * d).sum(axis=1).astype(np.float32)
+        scores = (q * d).sum(axis=1).astype(np.float32)
+        if activation_fn is not None:
+            scores = activation_fn(torch.from_numpy(scores)).numpy()
+        return scores
 
 
 def mined_sets(
