@@ -350,7 +350,7 @@ class BiEncoderTeacher:
         d = emb[[row[p[1]] for p in pairs]]
         scores = (q * d).sum(axis=1).astype(np.float32)
         if activation_fn is not None:
-            scores = activation_fn(torch.from_numpy(scores)).numpy()
+            scores = activation_fn(torch.from_numpy(scores)).detach().cpu().numpy()
         return scores
 
 
