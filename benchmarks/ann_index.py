@@ -6,13 +6,13 @@ queries the 6,980 MS MARCO dev-small queries (none of them is in the corpus), bo
 once with all-MiniLM-L6-v2 (fp32) and cached outside the repository (``--cache``, keyed by the
 hash of the texts and the model settings). Then, with ``--threads`` for every index alike:
 
-* exact search with faiss' flat index (:func:`sbert_tutor.ann.build_index` ``"flat"``): the
+* exact search with faiss' flat index (:func:`sbert_tutor.search.ann.build_index` ``"flat"``): the
   reference top-10 and the speed baseline;
 * HNSW and HNSW-SQ8 (8-bit vectors) for each ``M`` x ``efSearch``, HNSW-SQ8 again in the
-  clustered layout (``layout_clusters``, :func:`sbert_tutor.ann.cluster_layout`), IVF-Flat and
+  clustered layout (``layout_clusters``, :func:`sbert_tutor.search.ann.cluster_layout`), IVF-Flat and
   IVF-PQ for each ``nprobe``.
 
-For each setting: recall@10 against the exact top-10 (:func:`sbert_tutor.ann.knn_recall_at_k`),
+For each setting: recall@10 against the exact top-10 (:func:`sbert_tutor.search.ann.knn_recall_at_k`),
 queries per second (all queries in one batched ``search`` call; median of ``--repeats``), its
 ratio to the flat index, the index's memory (bytes of ``faiss.serialize_index``) and its build
 time. Every index is built first, then all settings are timed in the same ``--repeats`` rounds
@@ -142,9 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     import pandas as pd
     import torch
 
-    from sbert_tutor.ann import default_nlist
     from sbert_tutor.commands.common import write_json
     from sbert_tutor.provenance import provenance
+    from sbert_tutor.search.ann import default_nlist
 
     faiss.omp_set_num_threads(args.threads)
     torch.set_num_threads(args.threads)

@@ -32,13 +32,13 @@ MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def overlap_with_anserini(corpus: dict[str, str], depth: int = 20) -> tuple[dict[str, Any], Any]:
-    from sbert_tutor.bm25 import BM25Index
     from sbert_tutor.data.msmarco import (
         bm25_candidates_path,
         load_bm25_candidates,
         load_msmarco_queries,
     )
     from sbert_tutor.metrics import rank_documents
+    from sbert_tutor.search.bm25 import BM25Index
 
     anserini = load_bm25_candidates()
     queries, files = load_msmarco_queries("msmarco-dev")
@@ -75,8 +75,8 @@ def baselines(
     index: Any, dense: bool, depth: int, device: str = "cpu"
 ) -> tuple[dict[str, Any], list[Any]]:
     from sbert_tutor.data.msmarco import load_msmarco
-    from sbert_tutor.fusion import rrf
     from sbert_tutor.metrics import evaluate_run, rank_documents
+    from sbert_tutor.search.fusion import rrf
 
     def cut(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
         return {q: {d: docs[d] for d in rank_documents(docs)[:depth]} for q, docs in run.items()}
@@ -94,7 +94,7 @@ def baselines(
 
             from sbert_tutor import SentenceEncoder
             from sbert_tutor.metrics import run_from_topk
-            from sbert_tutor.search import semantic_search
+            from sbert_tutor.search.exact import semantic_search
 
             pids = list(data.corpus)
             if encoder is None:
@@ -140,9 +140,9 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from sbert_tutor.bm25 import ANSERINI_B, ANSERINI_K1
     from sbert_tutor.data.msmarco import load_msmarco
     from sbert_tutor.provenance import provenance
+    from sbert_tutor.search.bm25 import ANSERINI_B, ANSERINI_K1
 
     torch.set_num_threads(args.threads)
     corpus = dict(load_msmarco("msmarco-dev-subset").corpus)

@@ -211,7 +211,10 @@ def run_chapters(
     """
     chapters: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
         if profile is not None:
             env["SBERT_TUTOR_PROFILE"] = profile
         env.update(_stand_ins(stand_ins or [], Path(tmp) / "models"))
@@ -238,10 +241,17 @@ def run_chapters(
             for line in output.splitlines():
                 if line.startswith(MARKER):
                     peak = json.loads(line[len(MARKER) :])["peak_memory_gb"]
-            chapters[notebook.stem] = {"seconds": seconds, "outcome": outcome, "peak_memory_gb": peak}
+            chapters[notebook.stem] = {
+                "seconds": seconds,
+                "outcome": outcome,
+                "peak_memory_gb": peak,
+            }
             if tail:
                 chapters[notebook.stem]["error"] = tail
-            print(f"{notebook.stem}: {outcome} in {seconds:.1f} s, peak GPU memory {peak} GB", flush=True)
+            print(
+                f"{notebook.stem}: {outcome} in {seconds:.1f} s, peak GPU memory {peak} GB",
+                flush=True,
+            )
     return chapters
 
 
@@ -278,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--allow-incomplete", action="store_true")
     args = parser.parse_args(argv)
 
-    from sbert_tutor.profiles import get_profile
+    from sbert_tutor.book.profiles import get_profile
 
     profile = get_profile(args.profile).name
     book = Path(args.book)
@@ -304,7 +314,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is None:
         return 0 if record["complete"] else 1
     if not record["complete"] and not args.allow_incomplete:
-        print("not written: the run is incomplete (--allow-incomplete records it anyway)", file=sys.stderr)
+        print(
+            "not written: the run is incomplete (--allow-incomplete records it anyway)",
+            file=sys.stderr,
+        )
         return 1
     path = _out_path(args.out, "gpu" if args.mode == "run" else "cpu", gpu)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,8 +11,8 @@ Paths:
 
 * ``sbert_tutor fp32``: ``encode()`` as it is by default (the weights' own fp32);
 * ``sbert_tutor auto``: ``encode(compute_dtype="auto")``: bf16 autocast where the CPU has native
-  bf16 instructions (:func:`sbert_tutor.compute.cpu_has_native_bf16`), else fp32;
-* ``sbert_tutor OpenVINO fp32`` / ``auto`` / ``int8``: :func:`sbert_tutor.openvino_backend.to_openvino`;
+  bf16 instructions (:func:`sbert_tutor.runtime.precision.cpu_has_native_bf16`), else fp32;
+* ``sbert_tutor OpenVINO fp32`` / ``auto`` / ``int8``: :func:`sbert_tutor.encoders.openvino.to_openvino`;
   int8 is calibrated on 300 training sentences shaped like the timed set (3/4 distinct STSb
   *train* sentences, 1/4 MS MARCO passages that are not among the timed ones; never STSb test);
 * ``sentence-transformers torch fp32`` / ``torch bf16`` (the model cast with ``.bfloat16()``, as
@@ -68,8 +68,8 @@ def ours_paths(
 ) -> tuple[dict[str, Callable], dict[str, Any]]:
     """This library's paths, each ``sentences -> [n, d] float32``, and the encoder's settings."""
     from sbert_tutor import SentenceEncoder
-    from sbert_tutor.compute import cpu_has_native_bf16
-    from sbert_tutor.openvino_backend import to_openvino
+    from sbert_tutor.encoders.openvino import to_openvino
+    from sbert_tutor.runtime.precision import cpu_has_native_bf16
 
     encoder = SentenceEncoder.from_pretrained(MODEL, device="cpu")
     paths: dict[str, Callable] = {
@@ -85,8 +85,8 @@ def ours_paths(
             threads=threads,
             calibration=calibration if precision == "int8" else None,
         )
-        paths[f"sbert_tutor OpenVINO {precision}"] = (
-            lambda s, fast=fast: fast.encode(s, batch_size=batch_size, show_progress_bar=False)
+        paths[f"sbert_tutor OpenVINO {precision}"] = lambda s, fast=fast: fast.encode(
+            s, batch_size=batch_size, show_progress_bar=False
         )
     return paths, {"model": encoder.describe(), "native_bf16": cpu_has_native_bf16()}
 
@@ -96,14 +96,14 @@ def reference_paths(batch_size: int) -> tuple[dict[str, Callable], dict[str, str
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from sbert_tutor.resolve import resolve_model
+    from sbert_tutor.encoders.resolve import resolve_model
 
     path = str(resolve_model(MODEL).path)
     loaders: dict[str, Callable[[], Any]] = {
         "sentence-transformers torch fp32": lambda: SentenceTransformer(path, device="cpu"),
-        "sentence-transformers torch bf16": lambda: SentenceTransformer(
-            path, device="cpu"
-        ).to(torch.bfloat16),
+        "sentence-transformers torch bf16": lambda: SentenceTransformer(path, device="cpu").to(
+            torch.bfloat16
+        ),
         "sentence-transformers onnx": lambda: SentenceTransformer(path, backend="onnx"),
         "sentence-transformers onnx int8": lambda: SentenceTransformer(
             path,
@@ -229,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
         c["met"] = value is not None and (
             value <= c["bar"] if c.get("at_most") else value >= c["bar"]
         )
-        print(f"{c['criterion']}: {value:.3f} (bar {c['bar']}) -> {'met' if c['met'] else 'NOT met'}")
+        print(
+            f"{c['criterion']}: {value:.3f} (bar {c['bar']}) -> {'met' if c['met'] else 'NOT met'}"
+        )
     for row in rows:
         print(
             f"{row['path']:40s} {row['sentences_per_s']:8.1f} sent/s  "
@@ -238,8 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         import openvino
 
-        out = RESULTS / f"cpu_encode_{args.threads}threads.json" if args.json == "auto" else Path(
-            args.json
+        out = (
+            RESULTS / f"cpu_encode_{args.threads}threads.json"
+            if args.json == "auto"
+            else Path(args.json)
         )
         write_json(
             out,

@@ -108,13 +108,13 @@ def _sync(device: str) -> None:
 
 
 def _dtype(name: str):
-    from sbert_tutor.compute import resolve_compute_dtype
+    from sbert_tutor.runtime.precision import resolve_compute_dtype
 
     return resolve_compute_dtype(name, "cpu")
 
 
 def _model_path() -> str:
-    from sbert_tutor.resolve import resolve_model
+    from sbert_tutor.encoders.resolve import resolve_model
 
     return str(resolve_model(MODEL).path)
 
@@ -205,8 +205,8 @@ def forward_only(encoder, sentences, batch_size: int, dtype: str, bucket, repeat
     import numpy as np
     import torch
 
-    from sbert_tutor.batching import CHUNK_BATCHES, resolve_bucket
-    from sbert_tutor.compute import (
+    from sbert_tutor.runtime.batching import CHUNK_BATCHES, resolve_bucket
+    from sbert_tutor.runtime.precision import (
         autocast_dtype,
         compute_context,
         inference_context,
@@ -502,8 +502,8 @@ def run_compare_preset(args: argparse.Namespace) -> int:
         throughput_ratios,
     )
     from sbert_tutor.commands.common import write_json
+    from sbert_tutor.encoders.resolve import resolve_model
     from sbert_tutor.provenance import provenance
-    from sbert_tutor.resolve import resolve_model
 
     sentences, files = mixed_length_sentences(args.sts, args.passages)
     ours = SentenceEncoder.from_pretrained(MODEL, device=args.device)

@@ -3,7 +3,7 @@
 Not a test: a measurement for the book's "searching 8.8M passages" section. For every dtype it
 runs two variants, each in a fresh Python process so that their peak RSS do not mix:
 
-* ``streaming``: :func:`sbert_tutor.search.semantic_search` over an *iterator* that generates the
+* ``streaming``: :func:`sbert_tutor.search.exact.semantic_search` over an *iterator* that generates the
   corpus chunk by chunk (standing in for an encoder), never holding the corpus or the score
   matrix;
 * ``brute``: the textbook version: materialise the whole corpus, the whole
@@ -59,7 +59,7 @@ def run_worker(args: argparse.Namespace) -> None:
     import numpy as np
     import torch
 
-    from sbert_tutor.search import semantic_search
+    from sbert_tutor.search.exact import semantic_search
 
     queries = np.random.default_rng([args.seed, 1]).standard_normal(
         (args.queries, args.dim), dtype=np.float32

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     from sbert_tutor.book.cost import median_seconds
     from sbert_tutor.commands.common import write_json
     from sbert_tutor.provenance import provenance
-    from sbert_tutor.search import semantic_search
+    from sbert_tutor.search.exact import semantic_search
 
     try:
         import faiss

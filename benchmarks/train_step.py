@@ -67,7 +67,7 @@ def training_pairs(loss: str):
 
 def model_path(name: str, folder: str) -> str:
     """A local folder for ``name``: ``minilm`` (all-MiniLM-L6-v2) or ``bert-base-random``."""
-    from sbert_tutor.resolve import resolve_model
+    from sbert_tutor.encoders.resolve import resolve_model
 
     minilm = str(resolve_model(MODEL).path)
     if name == "minilm":

@@ -40,12 +40,12 @@ __version__ = "0.1.0"
 
 #: public name -> the module that defines it (imported on first use).
 _EXPORTS: dict[str, str] = {
-    "SentenceEncoder": "sbert_tutor.encoder",
-    "CrossEncoder": "sbert_tutor.cross_encoder",
+    "SentenceEncoder": "sbert_tutor.encoders.sentence_encoder",
+    "CrossEncoder": "sbert_tutor.encoders.cross_encoder",
     "evaluate_sts": "sbert_tutor.evaluation.sts",
     "evaluate_transfer": "sbert_tutor.evaluation.transfer",
     "evaluate_retrieval": "sbert_tutor.evaluation.retrieval",
-    "semantic_search": "sbert_tutor.search",
+    "semantic_search": "sbert_tutor.search.exact",
     "evaluate_run": "sbert_tutor.metrics",
     "run_from_topk": "sbert_tutor.metrics",
     "fit": "sbert_tutor.training.recipe",
@@ -54,7 +54,7 @@ _EXPORTS: dict[str, str] = {
     "load_nli": "sbert_tutor.data.nli",
     "load_msmarco": "sbert_tutor.data.msmarco",
     "load_transfer": "sbert_tutor.data.senteval",
-    "quantize_embeddings": "sbert_tutor.quantize",
+    "quantize_embeddings": "sbert_tutor.search.quantize",
 }
 __all__ = [
     "CrossEncoder",
@@ -76,18 +76,18 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from sbert_tutor.cross_encoder import CrossEncoder
     from sbert_tutor.data.msmarco import load_msmarco
     from sbert_tutor.data.nli import load_nli
     from sbert_tutor.data.senteval import load_transfer
     from sbert_tutor.data.sts import load_sts
-    from sbert_tutor.encoder import SentenceEncoder
+    from sbert_tutor.encoders.cross_encoder import CrossEncoder
+    from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
     from sbert_tutor.evaluation.retrieval import evaluate_retrieval
     from sbert_tutor.evaluation.sts import evaluate_sts
     from sbert_tutor.evaluation.transfer import evaluate_transfer
     from sbert_tutor.metrics import evaluate_run, run_from_topk
-    from sbert_tutor.quantize import quantize_embeddings
-    from sbert_tutor.search import semantic_search
+    from sbert_tutor.search.exact import semantic_search
+    from sbert_tutor.search.quantize import quantize_embeddings
     from sbert_tutor.training.config import TrainingConfig
     from sbert_tutor.training.recipe import fit
 

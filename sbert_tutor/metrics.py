@@ -616,7 +616,7 @@ def _to_numpy(x: Any) -> np.ndarray:
 def run_from_topk(
     query_ids: Sequence[Any], doc_ids: Sequence[Any], scores: Any, indices: Any
 ) -> dict[str, dict[str, float]]:
-    """Turn top-k arrays (as returned by :func:`sbert_tutor.search.semantic_search`) into a run.
+    """Turn top-k arrays (as returned by :func:`sbert_tutor.search.exact.semantic_search`) into a run.
 
     Args:
         query_ids: one id per row of ``scores``/``indices``.

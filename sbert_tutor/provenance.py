@@ -18,8 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from sbert_tutor.profiles import get_profile
-from sbert_tutor.settings import data_label
+from sbert_tutor.settings import PROFILE_ENV, data_label
 
 __all__ = [
     "ISA_FLAGS",
@@ -132,7 +131,7 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
 def hardware() -> dict[str, Any]:
     """CPU (architecture, model, the instruction-set flags of :data:`ISA_FLAGS` it has, cores),
     thread count and GPU (if any)."""
-    from sbert_tutor.compute import cpu_flags
+    from sbert_tutor.runtime.precision import cpu_flags
 
     info: dict[str, Any] = {
         "platform": platform.platform(),
@@ -164,8 +163,9 @@ def provenance(
     """A JSON-ready record of how a result was made.
 
     Args:
-        profile: ``"quick"``, ``"t4"`` or ``"paper"`` (``None``: resolved as
-            :func:`sbert_tutor.profiles.get_profile`).
+        profile: the book's run size, ``"quick"``, ``"t4"`` or ``"paper"`` (``None``: the value of
+            ``SBERT_TUTOR_PROFILE``, or ``None`` where it is unset; the book resolves its profile
+            itself, :func:`sbert_tutor.book.profiles.get_profile`, and passes it).
         data_files: every local data file read; each is hashed (sha256) and named by
             :func:`sbert_tutor.settings.data_label` (relative to the data folder).
         model: the encoder's settings (``SentenceEncoder.describe()``).
@@ -176,7 +176,7 @@ def provenance(
         ValueError: a key of ``extra`` would replace one of the record's own entries.
     """
     if profile is None:
-        profile = get_profile().name
+        profile = os.environ.get(PROFILE_ENV, "").strip() or None
     files = {data_label(f): Path(f) for f in data_files}
     record = {
         "git": git_info(),

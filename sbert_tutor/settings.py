@@ -15,7 +15,7 @@ environment variable                     meaning
                                          ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
 ``SBERT_TUTOR_PROFILE``                  ``quick`` (CPU, small subsets), ``t4`` (one T4-class GPU, ~10 minutes a
                                          chapter) or ``paper`` (each paper's own setup; hours of GPU time); unset:
-                                         ``t4`` when CUDA is available, else ``quick`` (:mod:`sbert_tutor.profiles`).
+                                         ``t4`` when CUDA is available, else ``quick`` (:mod:`sbert_tutor.book.profiles`).
 ``HF_HUB_OFFLINE``                       The Hugging Face switch: ``1`` means never touch the network.
 ``SBERT_TUTOR_CHECK_SIZES``              ``0`` accepts data files whose row count differs from the published size
                                          of their data set (a subset made on purpose); default ``1``: such a file
@@ -23,7 +23,7 @@ environment variable                     meaning
 ``SBERT_TUTOR_TOKENIZER_PARALLELISM``    ``0`` lets ``TOKENIZERS_PARALLELISM=false`` hold while encoding; default:
                                          a fast tokenizer uses all cores in ``encode`` whatever that variable
                                          says, except in forked or ``multiprocessing`` child processes
-                                         (:mod:`sbert_tutor.tokenizing`).
+                                         (:mod:`sbert_tutor.runtime.tokenizing`).
 =======================================  ==============================================================================
 
 Where the project is published: one setting, two constants (not environment variables).

@@ -1,4 +1,4 @@
-"""sbert_tutor.analysis: anisotropy and the 2-D PCA picture, against hand-worked values and an
+"""sbert_tutor.book.analysis: anisotropy and the 2-D PCA picture, against hand-worked values and an
 eigendecomposition."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sbert_tutor.analysis import anisotropy, pca_2d, random_pairs
+from sbert_tutor.book.analysis import anisotropy, pca_2d, random_pairs
 
 
 def test_anisotropy_extremes():

@@ -1,4 +1,4 @@
-"""sbert_tutor.ann against exact search (semantic_search, numpy), a hand-built IVF and by-hand recall."""
+"""sbert_tutor.search.ann against exact search (semantic_search, numpy), a hand-built IVF and by-hand recall."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
-from sbert_tutor.ann import SmallTrainingSetWarning, build_index, knn_recall_at_k
 from sbert_tutor.metrics import recall_at_k
-from sbert_tutor.search import semantic_search
+from sbert_tutor.search.ann import SmallTrainingSetWarning, build_index, knn_recall_at_k
+from sbert_tutor.search.exact import semantic_search
 
 faiss = pytest.importorskip("faiss")
 

@@ -87,7 +87,7 @@ def test_the_core_never_imports_the_book_layer():
 @pytest.mark.parametrize(
     ("source", "module", "is_package"),
     [
-        ("from sbert_tutor.book import plots\n", "sbert_tutor.encoder", False),
+        ("from sbert_tutor.book import plots\n", "sbert_tutor.encoders.sentence_encoder", False),
         ("import sbert_tutor.book.sizes as sizes\n", "sbert_tutor.cli", False),
         (
             "def f():\n    from sbert_tutor.book.published import SBERT\n",
@@ -140,3 +140,106 @@ def test_the_core_install_does_not_pull_the_plots():
         )
     }
     assert not offenders, f"core modules import matplotlib: {offenders}"
+
+
+#: The folders are the architecture: each part may import only its own level and the levels below
+#: (README, "Layout"). A part is a root module or a sub-package.
+LEVELS = {
+    "settings": 0,
+    "validation": 0,
+    "similarity": 0,
+    "stats": 0,
+    "results": 0,
+    "metrics": 0,
+    "runtime": 1,
+    "provenance": 1,
+    "search": 1,
+    "data": 1,
+    "losses": 1,
+    "encoders": 2,
+    "evaluation": 3,
+    "training": 4,
+    "commands": 5,
+    "cli": 5,
+    "": 5,  # sbert_tutor/__init__.py: the entry points
+    "book": 6,
+}
+MAX_ROOT_MODULES = 10
+
+
+def part_of(module: str) -> str:
+    """``sbert_tutor.search.ann`` -> ``search``; ``sbert_tutor.cli`` -> ``cli``; the package -> ``""``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (anywhere in its code). ``from pkg import sub``
+    counts as an import of ``pkg.sub`` alone when ``sub`` is a module: Python runs ``pkg``'s
+    ``__init__`` first in any case, so that is no edge of the module's own."""
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        found = [
+            name
+            for _, name in imported_modules(
+                path.read_text(encoding="utf-8"), module, path.name == "__init__.py"
+            )
+            if name in paths and name != module
+        ]
+        graph[module] = {n for n in found if not any(other.startswith(n + ".") for other in found)}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` as ``[a, b, ..., a]``, or ``None``."""
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if not state.get(nxt) and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if not state.get(node) and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_at_most_ten_modules_at_the_package_root():
+    root = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(root) <= MAX_ROOT_MODULES, root
+
+
+def test_every_part_has_a_level_and_a_docstring_with_its_rule():
+    parts = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    parts |= {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert parts == set(LEVELS) - {""}
+    for folder in (p for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()):
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and "Rule" in doc, f"{folder.name}/__init__.py states no rule for its folder"
+
+
+def test_no_import_runs_back_up_and_there_is_no_cycle():
+    graph = import_graph()
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if LEVELS[part_of(target)] > LEVELS[part_of(module)]
+    )
+    assert not upward, f"imports that run back up: {upward}"
+    assert find_cycle(graph) is None, f"import cycle: {find_cycle(graph)}"
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None

@@ -8,14 +8,14 @@ from collections import Counter
 
 import pytest
 
-from sbert_tutor.fusion import rrf
 from sbert_tutor.metrics import evaluate_run
+from sbert_tutor.search.fusion import rrf
 from tests.conftest import needs_data
 
 pytest.importorskip("bm25s")
 pytest.importorskip("Stemmer")
 
-from sbert_tutor.bm25 import ANSERINI_B, ANSERINI_K1, BM25Index, analyze  # noqa: E402
+from sbert_tutor.search.bm25 import ANSERINI_B, ANSERINI_K1, BM25Index, analyze  # noqa: E402
 
 CORPUS = {
     "d1": "The cat sat on the mat while the other cat slept.",

@@ -15,7 +15,7 @@ import copy
 import pytest
 import torch
 
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.training import Trainer, TrainingConfig, make_objective
 from tests.conftest import build_tiny_bert, save_tiny_encoder
 

@@ -15,7 +15,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def ct():
-    spec = importlib.util.spec_from_file_location("chapter_times", REPO / "benchmarks" / "chapter_times.py")
+    spec = importlib.util.spec_from_file_location(
+        "chapter_times", REPO / "benchmarks" / "chapter_times.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -41,8 +43,16 @@ def _book(tmp_path, *stems):
     book = tmp_path / "book"
     book.mkdir()
     for stem, code in stems:
-        cell = {"cell_type": "code", "metadata": {}, "source": code, "outputs": [], "execution_count": None}
-        (book / f"{stem}.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+        cell = {
+            "cell_type": "code",
+            "metadata": {},
+            "source": code,
+            "outputs": [],
+            "execution_count": None,
+        }
+        (book / f"{stem}.ipynb").write_text(
+            json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+        )
     return book
 
 
@@ -61,8 +71,14 @@ def test_junit_and_durations_give_the_same_chapters(ct, tmp_path):
 
 def test_real_chapter_names_are_recognised(ct):
     line = "1234.56s call     book/03b_transfer_tasks.ipynb::03b_transfer_tasks.ipynb"
-    assert ct.parse_durations(line) == {"03b_transfer_tasks": {"seconds": 1234.56, "outcome": "passed"}}
-    assert set(ct.chapters_in()) >= {"01_introduction", "03b_transfer_tasks", "13_computational_efficiency"}
+    assert ct.parse_durations(line) == {
+        "03b_transfer_tasks": {"seconds": 1234.56, "outcome": "passed"}
+    }
+    assert set(ct.chapters_in()) >= {
+        "01_introduction",
+        "03b_transfer_tasks",
+        "13_computational_efficiency",
+    }
 
 
 def test_an_incomplete_run_is_not_recorded_unless_asked(ct, tmp_path, monkeypatch, capsys):
@@ -83,14 +99,23 @@ def test_an_incomplete_run_is_not_recorded_unless_asked(ct, tmp_path, monkeypatc
 
 def test_a_complete_run_is_recorded_with_provenance_and_data_hashes(ct, tmp_path, monkeypatch):
     xml = tmp_path / "nbmake.xml"
-    xml.write_text(JUNIT.replace('<failure message="#x1B[31mValueError#x1B[39m: boom">ValueError: boom</failure>', ""))
+    xml.write_text(
+        JUNIT.replace(
+            '<failure message="#x1B[31mValueError#x1B[39m: boom">ValueError: boom</failure>', ""
+        )
+    )
     book = _book(tmp_path, ("01_a", "x = 1"), ("02_b", "x = 2"))
     data = tmp_path / "data"
     data.mkdir()
     (data / "a.tsv").write_text("x\n")
     monkeypatch.setenv("SBERT_TUTOR_DATA", str(data))
     out = tmp_path / "times.json"
-    assert ct.main(["from-junit", str(xml), "--book", str(book), "--profile", "quick", "--out", str(out)]) == 0
+    assert (
+        ct.main(
+            ["from-junit", str(xml), "--book", str(book), "--profile", "quick", "--out", str(out)]
+        )
+        == 0
+    )
     record = json.loads(out.read_text())
     assert record["complete"] and record["problems"] == [] and record["source"].startswith("JUnit")
     assert list(record["provenance"]["data_files"]) == ["SBERT_TUTOR_DATA/a.tsv"]
@@ -106,7 +131,20 @@ def test_run_times_each_chapter_in_its_own_process(ct, tmp_path, monkeypatch):
     )
     out = tmp_path / "gpu.json"
     monkeypatch.setenv("SBERT_TUTOR_PROFILE", "quick")
-    code = ct.main(["run", "--book", str(book), "--profile", "t4", "--out", str(out), "--allow-incomplete", "--timeout", "120"])
+    code = ct.main(
+        [
+            "run",
+            "--book",
+            str(book),
+            "--profile",
+            "t4",
+            "--out",
+            str(out),
+            "--allow-incomplete",
+            "--timeout",
+            "120",
+        ]
+    )
     assert code == 0
     # the chapters ran under t4; this process (and every notebook pytest runs after it) keeps quick
     assert os.environ["SBERT_TUTOR_PROFILE"] == "quick"
@@ -114,7 +152,10 @@ def test_run_times_each_chapter_in_its_own_process(ct, tmp_path, monkeypatch):
     assert record["profile"] == "t4" and not record["complete"]
     assert record["chapters"]["01_a"]["outcome"] == "passed"
     assert record["chapters"]["01_a"]["peak_memory_gb"] is None
-    assert record["chapters"]["02_b"]["outcome"] == "failed" and "boom" in record["chapters"]["02_b"]["error"]
+    assert (
+        record["chapters"]["02_b"]["outcome"] == "failed"
+        and "boom" in record["chapters"]["02_b"]["error"]
+    )
 
 
 def test_ci_records_the_chapter_times_the_cost_table_reads():
@@ -133,10 +174,14 @@ def test_a_stand_in_is_served_beside_the_models_already_there(ct, tmp_path, monk
     (real / "nreimers" / "other-model").mkdir(parents=True)
     monkeypatch.setenv("SBERT_TUTOR_MODELS", str(real))
     served = tmp_path / "served"
-    stand_in = f"nreimers/MiniLM-L6-H384-uncased={real / 'sentence-transformers' / 'all-MiniLM-L6-v2'}"
+    stand_in = (
+        f"nreimers/MiniLM-L6-H384-uncased={real / 'sentence-transformers' / 'all-MiniLM-L6-v2'}"
+    )
     env = ct._stand_ins([stand_in], served)
     assert env == {"SBERT_TUTOR_MODELS": str(served)}
-    assert (served / "nreimers" / "MiniLM-L6-H384-uncased").resolve() == (real / "sentence-transformers" / "all-MiniLM-L6-v2").resolve()
+    assert (served / "nreimers" / "MiniLM-L6-H384-uncased").resolve() == (
+        real / "sentence-transformers" / "all-MiniLM-L6-v2"
+    ).resolve()
     assert (served / "nreimers" / "other-model").is_dir()  # the shared org keeps its models
     assert (served / "sentence-transformers" / "all-MiniLM-L6-v2").is_dir()
     assert ct._stand_ins([], tmp_path / "none") == {}

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import torch
 
-from sbert_tutor import tokenizing
-from sbert_tutor.cross_encoder import CrossEncoder, NewHeadWarning
-from sbert_tutor.cross_encoder.folder import read_cross_encoder_folder
-from sbert_tutor.encoder import TruncationWarning
-from sbert_tutor.st_format import UnsupportedModelError
+from sbert_tutor.encoders.cross_encoder import CrossEncoder, NewHeadWarning
+from sbert_tutor.encoders.cross_encoder_folder import read_cross_encoder_folder
+from sbert_tutor.encoders.sentence_encoder import TruncationWarning
+from sbert_tutor.encoders.st_format import UnsupportedModelError
+from sbert_tutor.runtime import tokenizing
 from sbert_tutor.training import Trainer, TrainingConfig, make_objective
 from sbert_tutor.training.recipe import fit
 from tests.conftest import build_tiny_bert, needs_data

@@ -152,6 +152,7 @@ def test_sample_sts_is_seeded_keeps_data_order_and_every_field_of_a_pair():
     sample = sample_sts(full, 50, seed=0)
     assert len(sample) == 50 and sample.files == full.files and sample.source == full.source
     assert sample.meta["sample"] == f"50 of {len(full)} pairs, seed 0"
+
     # each sampled pair is a whole pair of the full data (both sentences, score, subset, label),
     # in data order: the sample's rows are a subsequence of the full data's rows
     def rows(d):

@@ -81,8 +81,8 @@ def _train(loss: str, batch_size: int, tokenizer_path: str):
 
 def _loss_worker(rank: int, rendezvous: str, out: str) -> None:
     _init(rank, rendezvous)
-    from sbert_tutor.distributed import gather_with_grad
     from sbert_tutor.losses import in_batch_contrastive, multiple_negatives_ranking, supmpn
+    from sbert_tutor.training.distributed import gather_with_grad
 
     g = torch.Generator().manual_seed(0)
     a, p = (torch.randn(8, 6, generator=g, dtype=torch.float64) for _ in range(2))
@@ -126,7 +126,7 @@ def _train_worker(rank: int, rendezvous: str, out: str, loss: str, tokenizer_pat
 
 def _encode_worker(rank: int, rendezvous: str, out: str, tokenizer_path: str) -> None:
     _init(rank, rendezvous)
-    from sbert_tutor.distributed import encode_sharded
+    from sbert_tutor.training.distributed import encode_sharded
 
     encoder = _tiny_encoder(tokenizer_path).eval()
     sentences = [f"sentence {i} " + "word " * (i % 7) for i in range(11)]
@@ -178,7 +178,7 @@ def test_encode_sharded_matches_encode(minilm_path):
 
 
 def test_single_process_helpers_are_identity():
-    from sbert_tutor.distributed import gather_with_grad, rank, shard, world_size
+    from sbert_tutor.training.distributed import gather_with_grad, rank, shard, world_size
 
     x = torch.randn(3, 2)
     assert gather_with_grad(x) is x and world_size() == 1 and rank() == 0
@@ -187,7 +187,7 @@ def test_single_process_helpers_are_identity():
 
 def test_encode_sharded_passes_keywords_to_encode_which_checks_them(tiny_bert):
     from sbert_tutor import SentenceEncoder
-    from sbert_tutor.distributed import encode_sharded
+    from sbert_tutor.training.distributed import encode_sharded
 
     model, tokenizer = tiny_bert
     encoder = SentenceEncoder(model, tokenizer, pooling="mean", max_seq_length=16)
@@ -253,7 +253,7 @@ def torchrun_env(monkeypatch):
 
 
 def test_process_device_needs_a_gpu_per_process(torchrun_env):
-    from sbert_tutor.distributed import process_device
+    from sbert_tutor.training.distributed import process_device
 
     with pytest.raises(
         ValueError, match=r"2 processes .* 1 CUDA GPU:.*--nproc_per_node=1.*--device cpu"

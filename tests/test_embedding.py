@@ -8,8 +8,8 @@ import doctest
 import numpy as np
 import pytest
 
-from sbert_tutor import embedding
-from sbert_tutor.embedding import encode_texts, encode_unique
+from sbert_tutor.encoders import protocol as embedding
+from sbert_tutor.encoders.protocol import encode_texts, encode_unique
 
 
 class Recording:

@@ -21,8 +21,12 @@ import numpy as np
 import pytest
 import torch
 
-from sbert_tutor import SentenceEncoder, tokenizing
-from sbert_tutor.batching import (
+from sbert_tutor import SentenceEncoder
+from sbert_tutor.encoders.dense import Dense
+from sbert_tutor.encoders.pooling import POOLING_MODES
+from sbert_tutor.encoders.sentence_encoder import TruncationWarning
+from sbert_tutor.runtime import tokenizing
+from sbert_tutor.runtime.batching import (
     BUCKET_MULTIPLE,
     HostSink,
     Prefetcher,
@@ -34,16 +38,13 @@ from sbert_tutor.batching import (
     resolve_bucket,
     thread_init,
 )
-from sbert_tutor.compute import (
+from sbert_tutor.runtime.precision import (
     auto_compute_dtype,
     autocast_dtype,
     avoid_cudnn_attention,
     compute_context,
     resolve_compute_dtype,
 )
-from sbert_tutor.dense import Dense
-from sbert_tutor.encoder import TruncationWarning
-from sbert_tutor.pooling import POOLING_MODES
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -368,7 +369,7 @@ def test_pipelined_encode_equals_serial(tiny_bert, n):
 def test_pipelined_encode_in_chunks_keeps_input_order(tiny_bert, monkeypatch):
     """Several chunks of 2 batches (lengths shuffled, a last partial batch): other batches than
     the serial path's, the same embeddings up to rounding, each in its input row."""
-    monkeypatch.setattr("sbert_tutor.encoder.CHUNK_BATCHES", 2)
+    monkeypatch.setattr("sbert_tutor.encoders.sentence_encoder.CHUNK_BATCHES", 2)
     enc = _encoder(tiny_bert)
     rng = np.random.default_rng(0)
     sentences = [SENTENCES[i] for i in rng.permutation(len(SENTENCES))][:27]
@@ -483,7 +484,7 @@ def test_a_fork_after_forced_threads_does_not_hang(minilm_path):
         import os, sys
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
         from transformers import AutoTokenizer
-        from sbert_tutor import tokenizing
+        from sbert_tutor.runtime import tokenizing
         tok = AutoTokenizer.from_pretrained({str(minilm_path)!r})
         texts = ["sentence number %d for the tokenizer" % i for i in range(4000)]
         with tokenizing.tokenizer_parallelism() as changed:
@@ -532,7 +533,7 @@ Features\t: fp asimd bf16 i8mm sve
     ids=["x86-avx512_bf16", "x86-without", "arm-bf16", "no-cpuinfo"],
 )
 def test_auto_on_a_cpu_follows_its_bf16_instructions(tmp_path, monkeypatch, cpuinfo, native):
-    from sbert_tutor import compute
+    from sbert_tutor.runtime import precision as compute
 
     path = tmp_path / "cpuinfo"
     if cpuinfo is not None:
@@ -546,7 +547,7 @@ def test_auto_on_a_cpu_follows_its_bf16_instructions(tmp_path, monkeypatch, cpui
 def test_encode_auto_on_a_cpu_runs_bf16_only_where_native(minilm, monkeypatch, single_thread):
     """``encode(compute_dtype="auto")`` on a CPU: the bf16 embedding where the CPU has bf16
     instructions (close to fp32, not equal), the fp32 one where it has not (equal)."""
-    from sbert_tutor import compute
+    from sbert_tutor.runtime import precision as compute
 
     sentences = ["A man is playing a guitar.", "The weather is lovely today, isn't it?"] * 4
     fp32 = minilm.encode(sentences, compute_dtype="fp32")

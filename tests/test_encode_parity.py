@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from sbert_tutor.quantize import quantize_embeddings
+from sbert_tutor.search.quantize import quantize_embeddings
 from tests.test_encoder import SENTENCES
 
 st = pytest.importorskip("sentence_transformers")
 pytestmark = [
-    pytest.mark.filterwarnings("ignore::sbert_tutor.encoder.TruncationWarning"),
+    pytest.mark.filterwarnings("ignore::sbert_tutor.encoders.sentence_encoder.TruncationWarning"),
     pytest.mark.usefixtures("single_thread"),
 ]
 TEXTS = SENTENCES[:4] + SENTENCES[6:]  # no truncation: values compare tightly
@@ -224,14 +224,16 @@ def test_encode_on_another_device_puts_the_model_back(tiny_bert, monkeypatch):
         return real_to(self, "cpu")  # only a CPU here: record the move, stay on the CPU
 
     monkeypatch.setattr(SentenceEncoder, "to", spy)
-    monkeypatch.setattr("sbert_tutor.encoder.check_device", lambda d: torch.device("meta"))
+    monkeypatch.setattr(
+        "sbert_tutor.encoders.sentence_encoder.check_device", lambda d: torch.device("meta")
+    )
     with pytest.raises(RuntimeError):  # the batch really goes to 'meta', which cannot run
         enc.encode(["a", "b"], device="meta")
     assert moves == ["meta", "cpu"]  # moved there, and back even though encoding failed
 
 
 def test_search_refuses_a_missing_gpu_clearly(monkeypatch):
-    from sbert_tutor.search import semantic_search
+    from sbert_tutor.search.exact import semantic_search
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ValueError, match="device 'cuda' asked for"):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from sbert_tutor import SentenceEncoder
-from sbert_tutor.encoder import TruncationWarning
+from sbert_tutor.encoders.sentence_encoder import TruncationWarning
 
 SENTENCES = [
     "A man is playing a guitar.",
@@ -92,7 +92,7 @@ def test_bad_inputs(minilm, bad, error, match):
 
 
 def test_empty_strings_are_embedded_as_sentence_transformers_does(minilm, st_minilm):
-    from sbert_tutor.encoder import EmptyTextWarning
+    from sbert_tutor.encoders.sentence_encoder import EmptyTextWarning
 
     texts = ["A passage.", "", "Another one.", "   "]
     with pytest.warns(EmptyTextWarning, match=r"2 of 4 inputs are empty.*sentences\[1\]") as seen:

@@ -255,7 +255,7 @@ def test_result_table_repr_and_json():
 # ---------------------------------------------------------------------------------- the CLI
 @needs_data
 @pytest.mark.usefixtures("single_thread")
-@pytest.mark.filterwarnings("ignore::sbert_tutor.encoder.TruncationWarning")
+@pytest.mark.filterwarnings("ignore::sbert_tutor.encoders.sentence_encoder.TruncationWarning")
 def test_cli_eval_transfer_json(tmp_path, tiny_bert, capsys):
     from sbert_tutor.cli import main
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from sbert_tutor.hard_negatives import mine_hard_negatives, teacher_margins
+from sbert_tutor.training.hard_negatives import mine_hard_negatives, teacher_margins
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -253,7 +253,7 @@ def _load_cross_encoder(folder):
 def test_bm25_mining_takes_bm25s_best_non_positives():
     pytest.importorskip("bm25s")
     pytest.importorskip("Stemmer")
-    from sbert_tutor.bm25 import BM25Index
+    from sbert_tutor.search.bm25 import BM25Index
 
     pairs = pd.DataFrame(PAIRS, columns=["query", "answer"])
     mined = mine_hard_negatives(pairs, "bm25", corpus=CORPUS, num_negatives=2, output_scores=True)

@@ -95,7 +95,7 @@ def _triplets() -> list[tuple[str, str, str, float]]:
 def test_margin_mse_objective_is_the_pure_loss_and_trains(tiny_bert):
     import copy
 
-    from sbert_tutor.encoder import SentenceEncoder
+    from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
     model, tokenizer = tiny_bert
     encoder = SentenceEncoder(copy.deepcopy(model), tokenizer, max_seq_length=32)

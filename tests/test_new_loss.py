@@ -19,7 +19,7 @@ from torch import Tensor
 
 from sbert_tutor.cli import build_parser, main
 from sbert_tutor.data.nli import NLIData, entailment_pairs
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.objectives import (
     OBJECTIVES,

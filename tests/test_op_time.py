@@ -1,4 +1,4 @@
-"""``sbert_tutor.op_time``: an encode's time by kind of operation, and Amdahl's law over it.
+"""``sbert_tutor.book.op_time``: an encode's time by kind of operation, and Amdahl's law over it.
 
 References: the calls are counted independently with forward hooks on the model's modules; the
 speedup arithmetic is checked on a hand-worked split.
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from sbert_tutor import SentenceEncoder
-from sbert_tutor.op_time import OPERATION_KINDS, OTHER, operation_speedups, time_by_operation
+from sbert_tutor.book.op_time import OPERATION_KINDS, OTHER, operation_speedups, time_by_operation
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

@@ -12,7 +12,7 @@ from scipy.stats import spearmanr
 pytest.importorskip("openvino")
 
 from sbert_tutor.data import load_sts  # noqa: E402
-from sbert_tutor.openvino_backend import (  # noqa: E402
+from sbert_tutor.encoders.openvino import (  # noqa: E402
     check_calibration,
     openvino_precision,
     to_openvino,

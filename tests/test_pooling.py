@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from sbert_tutor.pooling import pool
+from sbert_tutor.encoders.pooling import pool
 
 # Two sentences, T = 3, d = 2. The second has one padding position whose values are huge, so any
 # leak of padding into the result is obvious.
@@ -108,7 +108,7 @@ def test_hand_worked_extra_modes():
 
 
 def test_combination_checks():
-    from sbert_tutor.pooling import check_pooling, pooled_dim
+    from sbert_tutor.encoders.pooling import check_pooling, pooled_dim
 
     assert check_pooling(["cls", "mean"]) == "cls+mean" == check_pooling("cls + mean")
     assert pooled_dim("cls+mean", 384) == 768

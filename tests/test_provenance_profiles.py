@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from sbert_tutor.profiles import get_profile
+from sbert_tutor.book.profiles import get_profile
 from sbert_tutor.provenance import provenance, sha256_file
 from sbert_tutor.settings import data_label
 
@@ -84,19 +84,29 @@ def test_cuda_picks_the_gpu_profile_and_paper_only_when_asked(monkeypatch):
     assert get_profile().name == "paper"
 
 
-def test_the_old_full_profile_is_refused_with_the_choices(monkeypatch):
+def test_an_unknown_profile_is_refused_with_the_choices(monkeypatch):
     monkeypatch.setenv("SBERT_TUTOR_PROFILE", "full")
     with pytest.raises(ValueError) as err:
         get_profile()
     message = str(err.value)
-    assert "unknown profile 'full'" in message and "quick, t4, paper" in message
-    assert "'t4'" in message and "'paper'" in message  # what replaced it
+    assert (
+        "'full'" in message and "quick, t4, paper" in message and "SBERT_TUTOR_PROFILE" in message
+    )
     with pytest.raises(ValueError, match="Did you mean 'paper'"):
         get_profile("papr")
 
 
+def test_provenance_records_the_profile_setting_not_a_guess(monkeypatch):
+    """The library records the book's profile only as it is set; the book passes its own."""
+    monkeypatch.setenv("SBERT_TUTOR_PROFILE", "t4")
+    assert provenance()["profile"] == "t4"
+    monkeypatch.delenv("SBERT_TUTOR_PROFILE")
+    assert provenance()["profile"] is None
+    assert provenance(profile="paper")["profile"] == "paper"
+
+
 def test_labels_say_what_each_profile_is(monkeypatch):
-    """On a GPU the quick profile's label must not say CPU (issue 15); on a CPU it does. The t4
+    """On a GPU the quick profile's label must not say CPU; on a CPU it does. The t4
     and paper labels say what they are; only the paper profile claims the papers' setups."""
     import torch
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sbert_tutor.quantize import bytes_per_vector, quantize_embeddings
-from sbert_tutor.quantized_search import (
+from sbert_tutor.search.quantize import bytes_per_vector, quantize_embeddings
+from sbert_tutor.search.quantized import (
     code_search,
     dequantize_embeddings,
     hamming_distances,

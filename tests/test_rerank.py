@@ -1,4 +1,4 @@
-"""Re-ranking (sbert_tutor.rerank) and the labelled BM25 candidates split by query.
+"""Re-ranking (sbert_tutor.search.rerank) and the labelled BM25 candidates split by query.
 
 References: a hand-worked example; sentence-transformers' ``CrossEncoder.rank`` on the same
 folder (written by sentence-transformers from the offline all-MiniLM-L6-v2 with a seeded random
@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 import torch
 
-from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.data.msmarco import (
     candidate_pairs,
     load_bm25_candidates,
     load_msmarco,
     split_queries,
 )
+from sbert_tutor.encoders.cross_encoder import CrossEncoder
 from sbert_tutor.metrics import evaluate_run, rank_documents
-from sbert_tutor.rerank import cross_encoder_scores, merge_reranked, rerank
+from sbert_tutor.search.rerank import cross_encoder_scores, merge_reranked, rerank
 from tests.conftest import needs_data, shared_data
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -197,7 +197,7 @@ def test_loaders_agree_with_the_raw_candidate_file():
 def test_docstring_examples_run():
     import doctest
 
-    from sbert_tutor import rerank as rerank_module
+    from sbert_tutor.search import rerank as rerank_module
 
     assert doctest.testmod(rerank_module).failed == 0
     example = split_queries(["q1", "q2", "q3", "q4"], n_test=1, seed=0)

@@ -6,7 +6,7 @@ from importlib import metadata
 
 import pytest
 
-from sbert_tutor.resolve import ModelNotFoundError, resolve_model
+from sbert_tutor.encoders.resolve import ModelNotFoundError, resolve_model
 
 
 def test_local_folder(minilm_path):

@@ -1,4 +1,4 @@
-"""sbert_tutor.search.semantic_search against a brute-force stable argsort, and its memory bound."""
+"""sbert_tutor.search.exact.semantic_search against a brute-force stable argsort, and its memory bound."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from sbert_tutor.search import semantic_search
+from sbert_tutor.search.exact import semantic_search
 
 REPO = Path(__file__).resolve().parents[1]
 SCORES = ("cosine", "dot", "euclidean")
@@ -252,7 +252,7 @@ MEMORY_PROBE = textwrap.dedent(
     """
     import json, resource
     import numpy as np, torch
-    from sbert_tutor.search import semantic_search
+    from sbert_tutor.search.exact import semantic_search
 
     N, DIM, CHUNK, NQ = 200_000, 64, 10_000, 500
 

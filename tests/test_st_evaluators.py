@@ -179,7 +179,7 @@ def test_dimension_and_truncate_dim_as_sentence_transformers(minilm_path):
 
 
 def test_revision_and_cache_folder_reach_the_hub(monkeypatch, tmp_path, minilm_path):
-    from sbert_tutor import resolve
+    from sbert_tutor.encoders import resolve
 
     calls = []
 

@@ -1,6 +1,6 @@
 """Every sentence-transformers folder format, both ways, against the installed sentence-transformers.
 
-Formats checked (see ``sbert_tutor.st_format``):
+Formats checked (see ``sbert_tutor.encoders.st_format``):
 
 * 6.x, as ``SentenceTransformer.save`` writes it today (``pooling_mode``, no ``max_seq_length``);
 * 2.x-5.x, written by hand from its documented layout (boolean pooling keys,
@@ -29,13 +29,13 @@ import pytest
 import torch
 
 from sbert_tutor import SentenceEncoder
-from sbert_tutor.encoder import TruncationWarning
+from sbert_tutor.encoders.sentence_encoder import TruncationWarning
 from tests.conftest import needs_data, save_tiny_encoder
 from tests.test_encoder import SENTENCES
 
 st = pytest.importorskip("sentence_transformers")
 pytestmark = [
-    pytest.mark.filterwarnings("ignore::sbert_tutor.encoder.TruncationWarning"),
+    pytest.mark.filterwarnings("ignore::sbert_tutor.encoders.sentence_encoder.TruncationWarning"),
     pytest.mark.usefixtures("single_thread"),
 ]
 
@@ -456,7 +456,7 @@ def test_tokenizer_far_smaller_than_the_vocabulary_is_refused(tiny_bert, tmp_pat
 
 
 def test_a_slightly_smaller_tokenizer_is_accepted(tiny_bert):
-    from sbert_tutor.encoder import check_tokenizer
+    from sbert_tutor.encoders.sentence_encoder import check_tokenizer
 
     model, tokenizer = tiny_bert
     check_tokenizer(tokenizer, model, "unused")  # 30522 tokens for 30522 rows

@@ -16,7 +16,7 @@ import torch
 
 from sbert_tutor.cli import main
 from sbert_tutor.data.sts import STSData
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.training import (
     CEScoreObjective,
     ContrastiveObjective,

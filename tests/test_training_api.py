@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import pytest
 
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.recipe import fit
 

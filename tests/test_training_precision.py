@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.training import (
     MNRLObjective,
     Trainer,

@@ -4,6 +4,9 @@ Everything here serves a chapter. It builds on the library (``sbert_tutor`` outs
 package); the library never imports it (a test walks the import graph), and a practitioner who
 only wants sentence embeddings needs none of it. Importing it changes no global setting.
 
+Rule of the folder: the book layer may import any part of the library; nothing outside it
+imports it.
+
 It has two floors. The ground floor is what several chapters share; above it, one module per
 chapter (:mod:`sbert_tutor.book.chapters`, named like the chapter's notebook) owns that chapter's
 experiments and figures. A chapter module imports the ground floor and the library, never
@@ -12,7 +15,10 @@ another chapter module.
 =====================================  =========================================================
 ground floor (``sbert_tutor.book.``)   what it holds
 =====================================  =========================================================
+:mod:`.profiles`                       the three profiles (quick, t4, paper) and which is in use
 :mod:`.sizes`                          every chapter's sizes under each profile
+:mod:`.analysis`                       anisotropy, random-pair cosines, PCA (chapter 3)
+:mod:`.op_time`                        where an encode's CPU time goes, by operation (ch. 13)
 :mod:`.deviations`                     what the paper profile still does differently, and why
 :mod:`.profile_costs`                  what each profile costs: minutes and GPU memory a chapter
 :mod:`.configs`                        a chapter's TrainingConfig from its sizes (amp, progress)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sbert_tutor.book.profiles import Profile, get_profile
 from sbert_tutor.book.sizes import DistanceDilemmaSizes, RunSizes
-from sbert_tutor.profiles import Profile, get_profile
 from sbert_tutor.training import TrainingConfig
 
 __all__ = ["mixed_precision", "on_cuda", "show_progress_bar", "training_config"]

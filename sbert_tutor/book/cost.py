@@ -43,7 +43,7 @@ from sbert_tutor.book.published import (
     TANEJA_COST_CLAIM,
     TANEJA_COST_CLAIM_SOURCE,
 )
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
 __all__ = [
     "CostRates",
@@ -147,7 +147,7 @@ def measure_rates(
     """Time cross-encoder pair scoring, bi-encoder encoding and the cosine matrix on real text.
 
     Args:
-        encoder: a :class:`~sbert_tutor.encoder.SentenceEncoder` (its transformer is reused).
+        encoder: a :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder` (its transformer is reused).
         sentences1, sentences2: the pairs the cross-encoder scores.
         n_sentences: how many sentences the bi-encoder encodes (taken from both sides).
 
@@ -163,9 +163,9 @@ def measure_rates(
     pool = sentence_pool(sentences1, sentences2, n_sentences)
     encoder.encode(pool[:batch_size], batch_size=batch_size)  # warm-up
     bi = _median_rate(lambda: encoder.encode(pool, batch_size=batch_size), len(pool), repeats)
-    emb = torch.from_numpy(encoder.encode(pool, batch_size=batch_size, normalize_embeddings=True)).to(
-        encoder.device
-    )
+    emb = torch.from_numpy(
+        encoder.encode(pool, batch_size=batch_size, normalize_embeddings=True)
+    ).to(encoder.device)
     # the product computes n^2 entries, but it settles n(n-1)/2 distinct pairs, which is what
     # extrapolate divides by this rate
     cos = _median_rate(lambda: most_similar_pair(emb), pair_count(len(pool)), repeats)

@@ -38,9 +38,8 @@ from sbert_tutor.book.sizes import (
     SupMPNSizes,
     TripletSizes,
     sizes_for,
-    start_name,
-    start_pooling,
 )
+from sbert_tutor.book.weak_start import start_name, start_pooling
 
 __all__ = [
     "Aspect",
@@ -65,7 +64,7 @@ HUB_NAMES = {
     "DistilBERT": "distilbert-base-uncased",
 }
 #: The paper's words for a pooling -> the library's name for it (``avg_first_last`` is not one:
-#: :mod:`sbert_tutor.pooling` pools the last layer).
+#: :mod:`sbert_tutor.encoders.pooling` pools the last layer).
 POOLINGS = {
     "mean": "mean",
     "BERT-base (Siamese, mean pooling)": "mean",
@@ -178,10 +177,12 @@ def _aspects() -> dict[type[ChapterSizes], list[Aspect]]:
                 "training data",
                 f"the {tj['entailment pairs kept']:,} entailment pairs of {NLI_TRAIN}",
                 taneja_src,
-                lambda s: f"the {published.TANEJA_SETUP['entailment pairs kept']:,} entailment "
-                f"pairs of {NLI_TRAIN}"
-                if s.examples is None
-                else f"{s.examples:,} entailment pairs",
+                lambda s: (
+                    f"the {published.TANEJA_SETUP['entailment pairs kept']:,} entailment "
+                    f"pairs of {NLI_TRAIN}"
+                    if s.examples is None
+                    else f"{s.examples:,} entailment pairs"
+                ),
             ),
         ],
         SupMPNSizes: [
@@ -209,8 +210,10 @@ def _aspects() -> dict[type[ChapterSizes], list[Aspect]]:
                 f"{sm['training data']} inputs built from {sm['premises (SNLI + MNLI)']} "
                 "SNLI + MNLI premises",
                 supmpn_src,
-                lambda s: f"one group per premise of {NLI_TRAIN} with an entailment "
-                "(sbert_tutor.data.nli.supmpn_groups)",
+                lambda s: (
+                    f"one group per premise of {NLI_TRAIN} with an entailment "
+                    "(sbert_tutor.data.nli.supmpn_groups)"
+                ),
             ),
         ],
         SearchGuidedSizes: [
@@ -231,9 +234,11 @@ def _aspects() -> dict[type[ChapterSizes], list[Aspect]]:
                 "sentence pool",
                 NOT_STATED,
                 oh_src,
-                lambda s: "every distinct STSb train sentence (STSb test sentences removed)"
-                if s.pool is None
-                else f"{s.pool:,} STSb train sentences",
+                lambda s: (
+                    "every distinct STSb train sentence (STSb test sentences removed)"
+                    if s.pool is None
+                    else f"{s.pool:,} STSb train sentences"
+                ),
             ),
             Aspect(
                 "teacher",
@@ -266,16 +271,19 @@ def _aspects() -> dict[type[ChapterSizes], list[Aspect]]:
                 "test corpus (passages)",
                 f"{dd['corpus passages (millions)']} million",
                 dd_src,
-                lambda s: "the test queries' judged and BM25 passages"
-                + (" + all of corpus_mini (16,799)" if s.other_passages is None else ""),
+                lambda s: (
+                    "the test queries' judged and BM25 passages"
+                    + (" + all of corpus_mini (16,799)" if s.other_passages is None else "")
+                ),
             ),
             Aspect(
                 "hard negatives and their scores",
                 f"cross-encoder scores ({dd['CE-score transform']}); negatives at least "
                 f"{dd['hard-negative CE-score gap (logits)']} logits below the positive",
                 dd_src,
-                lambda s: "BM25 negatives; all-MiniLM-L6-v2's cosines, Platt-scaled on the "
-                "judgements",
+                lambda s: (
+                    "BM25 negatives; all-MiniLM-L6-v2's cosines, Platt-scaled on the judgements"
+                ),
             ),
         ],
         MSMarcoSizes: [
@@ -318,7 +326,7 @@ REASONS: dict[tuple[str, str], str] = {
         "STSb; the library has no loader for the Wikipedia-sections triplets"
     ),
     (CHAPTERS[SupMPNSizes], "pooling"): (
-        "sbert_tutor.pooling pools the last layer only; the average of the first and last "
+        "sbert_tutor.encoders.pooling pools the last layer only; the average of the first and last "
         "layers needs every layer's hidden states, which the encoder does not keep"
     ),
     (CHAPTERS[SupMPNSizes], "learning rate"): (

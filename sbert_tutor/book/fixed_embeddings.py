@@ -7,7 +7,7 @@ r"""Real data encoded once and then frozen: the input of the chapters' fixed-emb
   between rows, encoded once (chapters 9 and 10); :func:`mnrl_candidates` lists MNRL's
   candidates for such a batch.
 
-Every distinct text is encoded once (:func:`sbert_tutor.embedding.encode_unique`), in eval mode.
+Every distinct text is encoded once (:func:`sbert_tutor.encoders.protocol.encode_unique`), in eval mode.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from torch import Tensor
 
 from sbert_tutor.data import STSData
 from sbert_tutor.data.table import DataTable, as_frame
-from sbert_tutor.embedding import Encoder, encode_unique
+from sbert_tutor.encoders.protocol import Encoder, encode_unique
 from sbert_tutor.evaluation.sts import predict_similarity
 from sbert_tutor.stats import seeded_subset
 

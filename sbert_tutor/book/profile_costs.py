@@ -48,6 +48,7 @@ from typing import Any
 import pandas as pd
 
 from sbert_tutor.book import published
+from sbert_tutor.book.profiles import PROFILES
 from sbert_tutor.book.recorded import recorded_matching, recorded_results
 from sbert_tutor.book.sizes import (
     CHAPTERS,
@@ -70,10 +71,8 @@ from sbert_tutor.book.sizes import (
     TransferSizes,
     TripletSizes,
     sizes_for,
-    start_name,
 )
-from sbert_tutor.book.weak_start import WeakStart, start_label
-from sbert_tutor.profiles import PROFILES
+from sbert_tutor.book.weak_start import WeakStart, start_label, start_name
 
 __all__ = [
     "BERT_BASE",
@@ -196,9 +195,7 @@ def model_of(start: Any) -> Model:
     (and its 11.7M embedding parameters); names are matched by family."""
     if isinstance(start, WeakStart):
         per_layer = (MINILM_L6.params - 11.7e6) / 6
-        return Model(
-            11.7e6 + per_layer * start.layers, start.layers, 384, 12, start.layers / 6
-        )
+        return Model(11.7e6 + per_layer * start.layers, start.layers, 384, 12, start.layers / 6)
     name = start_name(start).lower()
     if "distilbert" in name:
         return DISTILBERT
@@ -337,8 +334,7 @@ def _regression(s: RegressionSizes) -> Work:
     runs = len(s.seeds)
     scale = _n(s.scale_pairs, ROWS["stsb train"])
     return Work(
-        trains=f"cosine regression on STSb train: {_runs(s, 1)}, "
-        f"{_per_run(s, ROWS['stsb train'])}",
+        trains=f"cosine regression on STSb train: {_runs(s, 1)}, {_per_run(s, ROWS['stsb train'])}",
         evaluates=f"label-scale table on {scale:,} pairs; STSb test",
         train_units=runs * _run_examples(s, ROWS["stsb train"]) * 2 * model_factor(s.start),
         encode_units=2 * scale * model_factor(s.model)
@@ -356,7 +352,8 @@ def _triplet(s: TripletSizes) -> Work:
         f"{_per_run(s, ROWS['nli triplets'])}",
         evaluates=f"margin sweep on {triplets:,} triplets; STSb dev ({eval_pairs:,} pairs)",
         train_units=runs * _run_examples(s, ROWS["nli triplets"]) * 3 * model_factor(s.start),
-        encode_units=3 * triplets * model_factor(s.model) + _sts_eval(eval_pairs, runs + 1, s.start),
+        encode_units=3 * triplets * model_factor(s.model)
+        + _sts_eval(eval_pairs, runs + 1, s.start),
         step=Step(model_of(s.start), {"nli": 3 * s.batch_size}),
     )
 
@@ -385,7 +382,8 @@ def _supmpn(s: SupMPNSizes) -> Work:
         f"{_runs(s, 4)}, {_per_run(s, ROWS['supmpn groups'])} (SupMPN groups)",
         evaluates="STSb test; one fixed batch (all-MiniLM-L6-v2)",
         train_units=len(s.seeds) * per_seed * model_factor(s.start),
-        encode_units=group * s.batch_size + _sts_eval(ROWS["stsb test"], 4 * len(s.seeds) + 1, s.start),
+        encode_units=group * s.batch_size
+        + _sts_eval(ROWS["stsb test"], 4 * len(s.seeds) + 1, s.start),
         step=Step(model_of(s.start), {"nli": group * s.batch_size}),
     )
 
@@ -404,7 +402,9 @@ def _search_guided(s: SearchGuidedSizes) -> Work:
 
 def _distance_dilemma(s: DistanceDilemmaSizes) -> Work:
     queries = ROWS["dev subset queries"] - s.test_queries
-    negatives = ROWS["bm25 candidates"] - 1 if s.negatives_per_query is None else s.negatives_per_query
+    negatives = (
+        ROWS["bm25 candidates"] - 1 if s.negatives_per_query is None else s.negatives_per_query
+    )
     pairs, triplets = queries * (1 + negatives), queries * negatives
     setups = 4 + (3 if s.study_margins else 0)
     factor = model_factor(s.model)
@@ -413,8 +413,7 @@ def _distance_dilemma(s: DistanceDilemmaSizes) -> Work:
     triplet = (setups - 2) * _run_examples(s, triplets) * (q + 2 * p)
     test_passages = min(
         ROWS["corpus_mini"],
-        s.test_queries * (ROWS["bm25 candidates"] + 1)
-        + _n(s.other_passages, ROWS["corpus_mini"]),
+        s.test_queries * (ROWS["bm25 candidates"] + 1) + _n(s.other_passages, ROWS["corpus_mini"]),
     )
     evaluation = (setups + 1) * (test_passages * p + s.test_queries * q) * factor
     return Work(
@@ -487,7 +486,11 @@ def _compression(s: CompressionSizes) -> Work:
         f"{_per_run(s, ROWS['entailment pairs'])}",
         evaluates=f"{queries} queries over {passages:,} passages and STSb test, float32 / int8 / "
         f"binary / truncated; the trained models on STSb test at {len(s.matryoshka_dims)} sizes",
-        train_units=2 * runs * _run_examples(s, ROWS["entailment pairs"]) * 2 * model_factor(s.start),
+        train_units=2
+        * runs
+        * _run_examples(s, ROWS["entailment pairs"])
+        * 2
+        * model_factor(s.start),
         encode_units=queries * q
         + passages * p
         + 2.0 * sts_pairs
@@ -536,9 +539,7 @@ def work(kind: type[ChapterSizes], profile: str) -> Work:
 
 def h100_seconds(w: Work) -> float:
     """GPU seconds of a chapter's work on an H100 at the measured rates (no start-up)."""
-    return (
-        w.train_units / H100["train"][0] + w.encode_units / H100["encode"][0] + w.fixed_seconds
-    )
+    return w.train_units / H100["train"][0] + w.encode_units / H100["encode"][0] + w.fixed_seconds
 
 
 def peak_memory_gb(w: Work) -> float:
@@ -559,9 +560,7 @@ def peak_memory_gb(w: Work) -> float:
 
 def _gpu_runs(profile: str, folder: Any = None) -> list[Mapping[str, Any]]:
     return [
-        r
-        for r in recorded_matching(GPU_RECORDS, folder).values()
-        if r.get("profile") == profile
+        r for r in recorded_matching(GPU_RECORDS, folder).values() if r.get("profile") == profile
     ]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from sbert_tutor.profiles import Profile, get_profile
+from sbert_tutor.book.profiles import Profile, get_profile
 from sbert_tutor.provenance import commit_label, hardware_label
 
 __all__ = [
@@ -49,7 +49,7 @@ def measured_vs_published(
     Args:
         measured: rows ``{"setup": ..., "metric": ..., "value": ...}`` computed by this run.
         published: rows with the same keys plus ``"source"`` (paper and table).
-        profile: the :class:`~sbert_tutor.profiles.Profile` the measured rows come from.
+        profile: the :class:`~sbert_tutor.book.profiles.Profile` the measured rows come from.
     """
     if profile is None:
         profile = get_profile()

@@ -24,7 +24,7 @@ import pandas as pd
 
 from sbert_tutor.book.weak_start import WeakStart, load_start, start_label
 from sbert_tutor.data import STSData
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.provenance import provenance
 from sbert_tutor.results import Result
 from sbert_tutor.training import STSEvaluator, TrainingConfig, TrainingRecord

@@ -6,7 +6,7 @@ than a number, and the profile choice is made once: ``sizes_for(CostSizes)`` ret
 :class:`RunSizes`: steps or epochs, batch size, examples, start model (with its pooling),
 learning rate, warm-up and seeds; :func:`sbert_tutor.book.configs.training_config` turns them
 into a :class:`~sbert_tutor.training.TrainingConfig`. The *profile name* itself is resolved by
-the library (:func:`sbert_tutor.profiles.get_profile`); the sizes are the book's.
+the library (:func:`sbert_tutor.book.profiles.get_profile`); the sizes are the book's.
 
 * ``quick``: CPU, small real subsets, a few minutes a chapter (CI and the book build). The
   training runs of chapters 6-11 start from :data:`QUICK_START`, a weak one-layer cut of
@@ -33,11 +33,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sbert_tutor.book.weak_start import MINILM, WeakStart
-from sbert_tutor.profiles import PROFILES, Profile, check_profile, get_profile
+from sbert_tutor.book.profiles import PROFILES, Profile, check_profile, get_profile
+from sbert_tutor.book.weak_start import MINILM, Start, WeakStart
 
 if TYPE_CHECKING:  # the encoder (torch) loads only when a model does
-    from sbert_tutor.encoder import SentenceEncoder
+    pass
 
 __all__ = [
     "ApproximateIndexSizes",
@@ -65,7 +65,6 @@ __all__ = [
     "SBERT_RUN",
     "SIZES",
     "SearchGuidedSizes",
-    "Start",
     "SupMPNSizes",
     "T4_LR",
     "T4_RUN",
@@ -74,8 +73,6 @@ __all__ = [
     "TransferSizes",
     "TripletSizes",
     "sizes_for",
-    "start_name",
-    "start_pooling",
 ]
 
 BERT = "bert-base-uncased"
@@ -98,45 +95,6 @@ QUICK_LR = 1e-4
 QUICK_SEEDS = (0, 1, 2)
 T4_SEEDS = (0, 1, 2)
 PAPER_SEEDS = (0,)
-
-
-@dataclass(frozen=True)
-class Start:
-    """A start model by name with the pooling put on it (``None``: the model's own; a plain
-    Hugging Face model then gets mean pooling).
-
-    Example:
-        >>> Start("bert-base-uncased", "cls").label
-        'bert-base-uncased, cls pooling'
-    """
-
-    name: str
-    pooling: str | None = None
-
-    @property
-    def label(self) -> str:
-        """The start model in words (its name in every log and table)."""
-        short = self.name.rsplit("/", 1)[-1]
-        return f"{short}, {self.pooling} pooling" if self.pooling else short
-
-    def load(self) -> SentenceEncoder:
-        """A fresh encoder: ``name`` with ``pooling``."""
-        from sbert_tutor.encoder import SentenceEncoder
-
-        return SentenceEncoder.from_pretrained(self.name, pooling=self.pooling)
-
-
-def start_name(start: str | Start | WeakStart) -> str:
-    """The hub name behind a start model (a :class:`WeakStart`'s base model)."""
-    if isinstance(start, WeakStart):
-        return start.base
-    return start.name if isinstance(start, Start) else str(start)
-
-
-def start_pooling(start: str | Start | WeakStart) -> str:
-    """The pooling a start model's runs use: :class:`Start`'s, else ``"mean"`` (a plain hub
-    model's default, and all-MiniLM-L6-v2's own)."""
-    return (start.pooling if isinstance(start, Start) else None) or "mean"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -725,9 +683,9 @@ S = TypeVar("S", bound=ChapterSizes)
 def sizes_for(kind: type[S], profile: Profile | str | None = None) -> S:
     """The sizes of one chapter (its sizes class, e.g. :class:`CostSizes`) under ``profile``.
 
-    ``profile``: a :class:`~sbert_tutor.profiles.Profile`, one of
-    :data:`~sbert_tutor.profiles.PROFILES` (``"quick"``, ``"t4"``, ``"paper"``), or ``None``
-    (resolved by :func:`~sbert_tutor.profiles.get_profile`).
+    ``profile``: a :class:`~sbert_tutor.book.profiles.Profile`, one of
+    :data:`~sbert_tutor.book.profiles.PROFILES` (``"quick"``, ``"t4"``, ``"paper"``), or ``None``
+    (resolved by :func:`~sbert_tutor.book.profiles.get_profile`).
 
     Example:
         >>> sizes_for(CostSizes, "quick").pairs

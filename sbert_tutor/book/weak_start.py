@@ -23,11 +23,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the encoder (torch) loads only when a model does
-    from sbert_tutor.book.sizes import Start
-    from sbert_tutor.cross_encoder import CrossEncoder
-    from sbert_tutor.encoder import SentenceEncoder
+    from sbert_tutor.encoders.cross_encoder import CrossEncoder
+    from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
-__all__ = ["CrossEncoderStart", "MINILM", "WeakStart", "load_start", "start_label"]
+__all__ = [
+    "CrossEncoderStart",
+    "MINILM",
+    "Start",
+    "WeakStart",
+    "load_start",
+    "start_label",
+    "start_name",
+    "start_pooling",
+]
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -64,7 +72,7 @@ class WeakStart:
         """
         import torch.nn as nn
 
-        from sbert_tutor.encoder import SentenceEncoder
+        from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
         encoder = SentenceEncoder.from_pretrained(self.base)
         stack = encoder.model.encoder.layer
@@ -81,9 +89,9 @@ class WeakStart:
 
 def load_start(model: Any) -> SentenceEncoder:
     """A fresh encoder from a hub name / folder, a :class:`WeakStart` or any start with a
-    ``load()`` (e.g. :class:`sbert_tutor.book.sizes.Start`, a name with its pooling); an encoder
+    ``load()`` (e.g. :class:`Start`, a name with its pooling); an encoder
     is returned as it is."""
-    from sbert_tutor.encoder import SentenceEncoder
+    from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
     if isinstance(model, SentenceEncoder):
         return model
@@ -118,8 +126,7 @@ class CrossEncoderStart:
         import torch
         from torch import nn
 
-        from sbert_tutor.book.sizes import start_name
-        from sbert_tutor.cross_encoder import CrossEncoder, NewHeadWarning
+        from sbert_tutor.encoders.cross_encoder import CrossEncoder, NewHeadWarning
 
         torch.manual_seed(self.seed)
         with warnings.catch_warnings():
@@ -131,3 +138,42 @@ class CrossEncoderStart:
             ce.model.config.num_hidden_layers = self.start.layers
         ce.name = self.label
         return ce
+
+
+@dataclass(frozen=True)
+class Start:
+    """A start model by name with the pooling put on it (``None``: the model's own; a plain
+    Hugging Face model then gets mean pooling).
+
+    Example:
+        >>> Start("bert-base-uncased", "cls").label
+        'bert-base-uncased, cls pooling'
+    """
+
+    name: str
+    pooling: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The start model in words (its name in every log and table)."""
+        short = self.name.rsplit("/", 1)[-1]
+        return f"{short}, {self.pooling} pooling" if self.pooling else short
+
+    def load(self) -> SentenceEncoder:
+        """A fresh encoder: ``name`` with ``pooling``."""
+        from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
+
+        return SentenceEncoder.from_pretrained(self.name, pooling=self.pooling)
+
+
+def start_name(start: str | Start | WeakStart) -> str:
+    """The hub name behind a start model (a :class:`WeakStart`'s base model)."""
+    if isinstance(start, WeakStart):
+        return start.base
+    return start.name if isinstance(start, Start) else str(start)
+
+
+def start_pooling(start: str | Start | WeakStart) -> str:
+    """The pooling a start model's runs use: :class:`Start`'s, else ``"mean"`` (a plain hub
+    model's default, and all-MiniLM-L6-v2's own)."""
+    return (start.pooling if isinstance(start, Start) else None) or "mean"

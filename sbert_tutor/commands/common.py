@@ -33,8 +33,8 @@ def write_json(path: str | Path, payload: dict[str, Any]) -> Path:
 
 
 def pooling_arg(text: str) -> str:
-    """``--pooling``: a mode of :mod:`sbert_tutor.pooling`, or several joined by '+'."""
-    from sbert_tutor.pooling import check_pooling
+    """``--pooling``: a mode of :mod:`sbert_tutor.encoders.pooling`, or several joined by '+'."""
+    from sbert_tutor.encoders.pooling import check_pooling
 
     try:
         return check_pooling(text)
@@ -73,7 +73,7 @@ def load_encoder(args: argparse.Namespace):
     """The encoder named by ``--model`` with the overrides given, announcing its source on stderr."""
     import sys
 
-    from sbert_tutor.encoder import SentenceEncoder
+    from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
     encoder = SentenceEncoder.from_pretrained(
         args.model, pooling=args.pooling, max_seq_length=args.max_seq_length, device=args.device

@@ -6,7 +6,7 @@
         [--corpus passages.tsv] [--relative-margin 0.05] [--num-negatives 3]
     sbert-tutor mine ... --cross-encoder CE --absolute-margin 0.1 --teacher-margins --out distil.tsv
 
-The options are :func:`sbert_tutor.hard_negatives.mine_hard_negatives`'s (sentence-transformers'
+The options are :func:`sbert_tutor.training.hard_negatives.mine_hard_negatives`'s (sentence-transformers'
 names). ``--teacher-margins`` (with ``--cross-encoder``, triplets) adds a ``label`` column, the
 cross-encoder's logit margin of each triplet: the file trains ``--loss margin_mse``.
 """
@@ -78,7 +78,7 @@ def write_table(frame: Any, path: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sbert_tutor.hard_negatives import mine_hard_negatives, teacher_margins
+    from sbert_tutor.training.hard_negatives import mine_hard_negatives, teacher_margins
     from sbert_tutor.training.sources import read_training_file
 
     if args.teacher_margins and (args.cross_encoder is None or args.output_format != "triplet"):
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     encoder = load_encoder(args)
     cross_encoder = None
     if args.cross_encoder is not None:
-        from sbert_tutor.cross_encoder import CrossEncoder
+        from sbert_tutor.encoders.cross_encoder import CrossEncoder
 
         cross_encoder = CrossEncoder.from_pretrained(args.cross_encoder, device=args.device)
     options = {name: getattr(args, name) for name in MINING_OPTIONS}

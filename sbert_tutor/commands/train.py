@@ -109,7 +109,7 @@ def objective_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sbert_tutor import distributed
+    from sbert_tutor.training import distributed
 
     # under torchrun: one GPU per process, or a clear error before any child touches CUDA
     args.device = distributed.process_device(args.device)
@@ -124,9 +124,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from sbert_tutor import distributed
     from sbert_tutor.evaluation.sts import parse_tasks
-    from sbert_tutor.training import TrainingConfig
+    from sbert_tutor.training import TrainingConfig, distributed
     from sbert_tutor.training.recipe import fit
     from sbert_tutor.training.sources import check_training_source
 

@@ -1,4 +1,8 @@
-"""Data loaders: plain typed records from a local folder (``SBERT_TUTOR_DATA``) or the hub."""
+"""Data loaders: plain typed records from a local folder (``SBERT_TUTOR_DATA``) or the hub.
+
+Rule of the folder: a loader reads files or the hub and returns records; it imports only the root
+modules (settings, validation, stats, results), never a model.
+"""
 
 from sbert_tutor.data.files import DataNotFoundError
 from sbert_tutor.data.nli import (

@@ -1,4 +1,9 @@
-"""Evaluators: encoder + data + metrics -> typed results (a tidy table with provenance)."""
+"""Evaluators: encoder + data + metrics -> typed results (a tidy table with provenance).
+
+Rule of the folder: an evaluator takes any :class:`~sbert_tutor.encoders.protocol.Encoder` (ours or
+sentence-transformers') and data, and uses data, encoders, search and the root modules; it never
+trains.
+"""
 
 from sbert_tutor.evaluation.retrieval import (
     MSMarcoResult,

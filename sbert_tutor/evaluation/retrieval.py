@@ -13,7 +13,7 @@ Pipeline of :func:`evaluate_retrieval`
 1. The queries that have at least one relevant passage (grade :math:`\ge` ``relevance_threshold``)
    are encoded once; the others measure nothing and are not evaluated.
 2. The corpus is encoded ``corpus_chunk_size`` passages at a time (a tqdm bar counts passages)
-   and handed to :func:`sbert_tutor.search.semantic_search` as an *iterator* of embedding
+   and handed to :func:`sbert_tutor.search.exact.semantic_search` as an *iterator* of embedding
    chunks, which keeps a running top-k. Only one chunk of embeddings, the running top-k and the
    list of passage ids are ever in memory, so the 8.8M-passage MS MARCO collection streams
    through (:class:`sbert_tutor.data.msmarco.StreamedCorpus`). A corpus that is searched more than
@@ -56,7 +56,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from sbert_tutor.data.msmarco import MSMarcoData, load_msmarco
-from sbert_tutor.embedding import Encoder, encode_texts
+from sbert_tutor.encoders.protocol import Encoder, encode_texts
 from sbert_tutor.metrics import METRIC_NAMES, Qrels, Run, evaluate_run, run_from_topk
 from sbert_tutor.provenance import provenance as make_provenance
 from sbert_tutor.results import Result
@@ -322,9 +322,9 @@ def search_corpus(
 ) -> tuple[dict[str, dict[str, float]], int]:
     """:func:`retrieve`'s work (its arguments, all given): encode the queries, encode the corpus
     ``corpus_chunk_size`` passages at a time (or take a :class:`CorpusEmbeddings`), search the
-    chunks with :func:`~sbert_tutor.search.semantic_search` and keep each query's best ``top_k``.
+    chunks with :func:`~sbert_tutor.search.exact.semantic_search` and keep each query's best ``top_k``.
     Returns the run ``{qid: {pid: score}}`` and the number of passages searched."""
-    from sbert_tutor.search import semantic_search  # torch: loaded when a search runs
+    from sbert_tutor.search.exact import semantic_search  # torch: loaded when a search runs
 
     top_k = _check_top_k(top_k, (1,))
 

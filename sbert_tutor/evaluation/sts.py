@@ -27,7 +27,7 @@ from scipy.stats import pearsonr, spearmanr
 from tqdm.auto import tqdm
 
 from sbert_tutor.data.sts import DISPLAY_NAMES, STS_TASKS, STS_YEARS, STSData, check_task, load_sts
-from sbert_tutor.embedding import Encoder, encode_unique
+from sbert_tutor.encoders.protocol import Encoder, encode_unique
 from sbert_tutor.provenance import provenance
 from sbert_tutor.results import Result
 from sbert_tutor.similarity import paired_cosine

@@ -62,7 +62,7 @@ from sbert_tutor.data.senteval import (
     load_transfer,
     parse_transfer_tasks,
 )
-from sbert_tutor.embedding import encode_texts
+from sbert_tutor.encoders.protocol import encode_texts
 from sbert_tutor.results import Result
 from sbert_tutor.validation import OptionError, check_choice
 

@@ -6,6 +6,8 @@ cross-encoder losses take the pairs' logits (``[N]``) instead.
 :mod:`sbert_tutor.training.objectives` turns a batch of texts into these embeddings and calls
 them (one registered objective per function).
 
+Rule of the folder: pure functions of tensors (torch only); nothing here loads a model or data.
+
 * ``cosine_regression`` -- SBERT regression: MSE of cos(u, v) vs. the rescaled gold score
 * ``softmax_classification`` -- SBERT classification: softmax over ``(u, v, |u-v|)`` (NLI)
 * ``triplet`` -- SBERT triplet: max(d(a, p) - d(a, n) + margin, 0)

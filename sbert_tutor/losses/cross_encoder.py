@@ -1,7 +1,7 @@
 r"""Cross-encoder objectives: losses on the logit a cross-encoder gives each pair.
 
 A cross-encoder with one output reads pair :math:`i` and returns a logit :math:`z_i`
-(:mod:`sbert_tutor.cross_encoder`). Unlike the other losses of this package, these take logits,
+(:mod:`sbert_tutor.encoders.cross_encoder`). Unlike the other losses of this package, these take logits,
 not embeddings:
 
 * :func:`cross_encoder_bce` -- binary cross-entropy with logits, sentence-transformers'
@@ -135,7 +135,7 @@ def cross_encoder_mse(
 
     with :math:`a` the identity (regress the logit itself, e.g. onto a teacher cross-encoder's
     logits) or :math:`\sigma` (regress the score that
-    :meth:`~sbert_tutor.cross_encoder.CrossEncoder.predict` returns onto a similarity in
+    :meth:`~sbert_tutor.encoders.cross_encoder.CrossEncoder.predict` returns onto a similarity in
     :math:`[0, 1]`).
 
     Args:

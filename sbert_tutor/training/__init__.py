@@ -1,5 +1,9 @@
 """Training encoders and cross-encoders: one trainer, pluggable objectives, reproducible runs.
 
+Rule of the folder: the top of the library below the commands: it may use every other part
+(data, encoders, losses, evaluation for the dev scores, search for mining) and nothing imports it
+but the commands, the entry points and the book.
+
 * :mod:`.objectives` -- how a batch of examples becomes a loss (cosine, softmax, triplet, mnrl,
   cached_mnrl, supmpn, ce_score,
   contrastive, margin_mse; ce_bce and ce_mse for a cross-encoder), each calling a pure
@@ -14,6 +18,10 @@
 * :mod:`.trainer` -- the loop: AdamW, clipping, AMP on CUDA, evaluation, loss-curve record;
 * :mod:`.checkpoint` -- seeds, RNG states, save / resume;
 * :mod:`.evaluator` -- STS Spearman during training.
+* :mod:`.hard_negatives` -- mining hard negatives for (query, positive) pairs (dense or BM25),
+  with sentence-transformers' filters;
+* :mod:`.mining` -- mining positive pairs from a pool by semantic search (chapter 11's data);
+* :mod:`.distributed` -- several processes: gathering embeddings with their gradients.
 """
 
 from sbert_tutor.training.checkpoint import (

@@ -54,7 +54,7 @@ class TrainingConfig:
             (autocast), ``"auto"`` or ``None`` (fp32; also ``"fp32"``). ``"auto"`` picks by the GPU
             (:func:`sbert_tutor.training.trainer.auto_amp`): bf16 on compute capability >= 8.0,
             fp16 with a gradient scaler below, fp32 on a CPU.
-        bucket: width bucketing of each training batch (:mod:`sbert_tutor.batching`):
+        bucket: width bucketing of each training batch (:mod:`sbert_tutor.runtime.batching`):
             ``"auto"`` rounds the padded width up to a multiple of 32 on CUDA under fp16/bf16
             and pads to the longest text elsewhere; ``None`` never; a multiple or a ladder of
             widths. The padding is masked, so in fp32 the embeddings and the loss do not change.
@@ -130,7 +130,7 @@ class TrainingConfig:
         if isinstance(self.bucket, list):
             self.bucket = tuple(self.bucket)
         if self.bucket != "auto":
-            from sbert_tutor.batching import resolve_bucket
+            from sbert_tutor.runtime.batching import resolve_bucket
 
             resolve_bucket(self.bucket, "cpu", None, "right")  # a bad value fails here
         if self.save_steps is not None and not self.checkpoint_dir:

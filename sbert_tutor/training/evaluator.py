@@ -3,7 +3,7 @@
 ``STSEvaluator("stsb", "dev")(encoder)`` returns ``{"stsb_dev_spearman": ..., "stsb_dev_pearson":
 ...}`` (x100, as everywhere in the book). The data is loaded once; each call encodes the distinct
 sentences once (:func:`sbert_tutor.evaluation.sts.predict_similarity`). A
-:class:`~sbert_tutor.cross_encoder.CrossEncoder` has no embeddings: its similarity is the score
+:class:`~sbert_tutor.encoders.cross_encoder.CrossEncoder` has no embeddings: its similarity is the score
 it predicts for each pair.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.data.sts import STSData, load_sts
-from sbert_tutor.embedding import Encoder
+from sbert_tutor.encoders.cross_encoder import CrossEncoder
+from sbert_tutor.encoders.protocol import Encoder
 from sbert_tutor.evaluation.sts import correlations, predict_similarity
 
 __all__ = ["STSEvaluator"]

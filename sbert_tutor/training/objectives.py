@@ -24,7 +24,7 @@ name                 texts per example                  label       pure functio
 ===================  =================================  ==========  =======================================================
 
 **Cross-encoders.** ``ce_bce`` and ``ce_mse`` train a
-:class:`~sbert_tutor.cross_encoder.CrossEncoder` instead (:attr:`Objective.model_kind`): its :meth:`Objective.loss` joins each pair
+:class:`~sbert_tutor.encoders.cross_encoder.CrossEncoder` instead (:attr:`Objective.model_kind`): its :meth:`Objective.loss` joins each pair
 into one input, computes the logits in one forward pass (:func:`score_rows`) and calls the pure
 function on them; its :meth:`Objective.lengths` counts the pair's tokens together, so the
 trainer's smart batching sorts by the length the model reads. Everything else (AdamW, warm-up,
@@ -60,15 +60,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from sbert_tutor import distributed
-from sbert_tutor.batching import Bucket
-from sbert_tutor.compute import full_precision
-from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.data import nli as nli_data
 from sbert_tutor.data.nli import NLI_LABELS, NLIData
 from sbert_tutor.data.table import DataTable
-from sbert_tutor.distributed import gather_with_grad
-from sbert_tutor.encoder import SentenceEncoder, TruncationWarning
+from sbert_tutor.encoders.cross_encoder import CrossEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder, TruncationWarning
 from sbert_tutor.losses import (
     CE_ACTIVATIONS,
     DEFAULT_FEATURES,
@@ -87,7 +83,11 @@ from sbert_tutor.losses import (
     triplet,
 )
 from sbert_tutor.losses.matryoshka import check_matryoshka_dims, matryoshka_loss
+from sbert_tutor.runtime.batching import Bucket
+from sbert_tutor.runtime.precision import full_precision
+from sbert_tutor.training import distributed
 from sbert_tutor.training.checkpoint import rng_state, set_rng_state
+from sbert_tutor.training.distributed import gather_with_grad
 from sbert_tutor.training.examples import Examples, to_examples
 from sbert_tutor.validation import OptionError, check_choice
 
@@ -154,7 +154,7 @@ def score_rows(model: CrossEncoder, rows: Sequence[Sequence[str]], bucket: Bucke
 
     Each pair is one input ``[CLS] text1 [SEP] text2 [SEP]`` cut to the model's
     ``max_seq_length`` (longest text first), padded to the longest pair of the batch, rounded up
-    with ``bucket`` (:meth:`~sbert_tutor.cross_encoder.model.CrossEncoder.collate`; masked padding).
+    with ``bucket`` (:meth:`~sbert_tutor.encoders.cross_encoder.CrossEncoder.collate`; masked padding).
     """
     ids, types, _ = model.pair_ids([row[0] for row in rows], [row[1] for row in rows])
     batch = model.collate(ids, types, bucket=bucket)
@@ -217,8 +217,8 @@ class Objective(nn.Module):
     #: what the label means, for messages (e.g. "a cross-encoder's logit for the pair").
     label_meaning: ClassVar[str | None] = None
     in_batch_negatives: ClassVar[bool] = False
-    #: the model it trains: ``"bi-encoder"`` (a :class:`~sbert_tutor.encoder.SentenceEncoder`)
-    #: or ``"cross-encoder"`` (a :class:`~sbert_tutor.cross_encoder.CrossEncoder`).
+    #: the model it trains: ``"bi-encoder"`` (a :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder`)
+    #: or ``"cross-encoder"`` (a :class:`~sbert_tutor.encoders.cross_encoder.CrossEncoder`).
     model_kind: ClassVar[str] = "bi-encoder"
     #: trains on similarity scores: the STS training sets (``stsb``, ``sick``) are its data.
     reads_scores: ClassVar[bool] = False
@@ -357,7 +357,7 @@ class Objective(nn.Module):
         :func:`embed_rows`) and return the scalar loss.
 
         Under ``torchrun``, objectives with in-batch negatives gather the embeddings of every
-        process first (:func:`sbert_tutor.distributed.gather_with_grad`), so the negatives are the
+        process first (:func:`sbert_tutor.training.distributed.gather_with_grad`), so the negatives are the
         whole global batch and the loss equals the single-process loss on it.
         """
         embeddings = embed_rows(encoder, rows, bucket)
@@ -854,7 +854,7 @@ class MarginMSEObjective(Objective):
 
     Examples are ``(query, positive, negative)`` with the teacher's margin
     :math:`m_i = t(q_i, p_i^+) - t(q_i, p_i^-)` as the label, computed once before training
-    (:func:`sbert_tutor.hard_negatives.teacher_margins`, a cross-encoder's logits).
+    (:func:`sbert_tutor.training.hard_negatives.teacher_margins`, a cross-encoder's logits).
     ``similarity``: the student's score :math:`s`, ``"dot"`` (the paper's and
     sentence-transformers' ``MarginMSELoss`` default) or ``"cosine"``.
     """
@@ -902,7 +902,7 @@ class ContrastiveObjective(Objective):
 
 class CrossEncoderObjective(Objective):
     """Base of the cross-encoder losses: ``(text1, text2)`` + a label per example; the model is a
-    :class:`~sbert_tutor.cross_encoder.CrossEncoder` with one output, whose logit for the joined
+    :class:`~sbert_tutor.encoders.cross_encoder.CrossEncoder` with one output, whose logit for the joined
     pair goes to :meth:`forward`. Trains on the STS sets (scores rescaled from their scale) or on
     your own labelled pairs."""
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.data.sts import STSData
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.cross_encoder import CrossEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.provenance import provenance as make_provenance
 from sbert_tutor.stats import seeded_subset
 from sbert_tutor.training.checkpoint import set_seed
@@ -95,9 +95,9 @@ def fit(
     """Train ``model`` with ``loss`` on ``train``.
 
     Args:
-        model: a hub name / folder, or a :class:`~sbert_tutor.encoder.SentenceEncoder` (trained in
-            place); for a cross-encoder loss a :class:`~sbert_tutor.cross_encoder.CrossEncoder`
-            (a name is loaded with :meth:`~sbert_tutor.cross_encoder.model.CrossEncoder.from_pretrained`, a new one-logit head
+        model: a hub name / folder, or a :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder` (trained in
+            place); for a cross-encoder loss a :class:`~sbert_tutor.encoders.cross_encoder.CrossEncoder`
+            (a name is loaded with :meth:`~sbert_tutor.encoders.cross_encoder.CrossEncoder.from_pretrained`, a new one-logit head
             where the folder has none).
         loss: a registered objective (:data:`~sbert_tutor.training.objectives.OBJECTIVES`):
             ``cosine``, ``softmax``, ``triplet``, ``mnrl``, ``supmpn``, ``ce_score``,

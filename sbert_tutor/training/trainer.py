@@ -8,7 +8,7 @@ Each optimizer step :math:`t`:
    the objective's loss :math:`\mathcal{L}`
    (under ``torch.autocast`` when AMP is on, CUDA only; see :func:`auto_amp` for ``amp="auto"``);
    the batch is padded to its longest text, or on CUDA under AMP to the next multiple of 32
-   (width bucketing, :mod:`sbert_tutor.batching`; masked padding, the same loss in fp32);
+   (width bucketing, :mod:`sbert_tutor.runtime.batching`; masked padding, the same loss in fp32);
 3. back-propagate (an objective with :attr:`~Objective.owns_backward`, e.g. ``cached_mnrl``,
    fills the gradients itself in steps 2-3: :meth:`~Objective.loss_and_backward`); clip the global gradient norm: :math:`g \leftarrow g \cdot
    \min(1, c / \lVert g \rVert_2)` with :math:`c` = ``max_grad_norm``;
@@ -41,11 +41,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from sbert_tutor import distributed
-from sbert_tutor.batching import Bucket, resolve_bucket
-from sbert_tutor.compute import compute_context
-from sbert_tutor.cross_encoder import CrossEncoder
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.cross_encoder import CrossEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
+from sbert_tutor.runtime.batching import Bucket, resolve_bucket
+from sbert_tutor.runtime.precision import compute_context
+from sbert_tutor.training import distributed
 from sbert_tutor.training.checkpoint import (
     load_checkpoint,
     rng_state,
@@ -131,8 +131,8 @@ def parameter_groups(modules: Sequence[nn.Module], weight_decay: float) -> list[
 
 
 class Trainer:
-    """Train a :class:`~sbert_tutor.encoder.SentenceEncoder` (or, with a cross-encoder loss, a
-    :class:`~sbert_tutor.cross_encoder.CrossEncoder`) with one :class:`Objective`.
+    """Train a :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder` (or, with a cross-encoder loss, a
+    :class:`~sbert_tutor.encoders.cross_encoder.CrossEncoder`) with one :class:`Objective`.
 
     Args:
         encoder: the model to train (in place; it stays on its device); the objective checks it
@@ -258,7 +258,7 @@ class Trainer:
     def _autocast(self):
         """Autocast to the AMP dtype (none in fp32); on CUDA under fp16/bf16 attention leaves
         out cuDNN's kernel, which plans again for every new batch shape
-        (:func:`sbert_tutor.compute.compute_context`)."""
+        (:func:`sbert_tutor.runtime.precision.compute_context`)."""
         return compute_context(self.device, self._amp_dtype())
 
     # ------------------------------------------------------------------ one step

@@ -69,8 +69,8 @@ def test_memory_and_projection_by_hand():
 
 
 def test_projection_counts_fixed_parts_once_and_grows_the_centroids():
-    from sbert_tutor.ann import default_nlist
     from sbert_tutor.book.chapters.approximate_indexes import fixed_bytes
+    from sbert_tutor.search.ann import default_nlist
 
     n, dim, target = 10_000, 384, 1_000_000
     nlist = default_nlist(n)  # 400; the default at the target is 4,000

@@ -60,8 +60,11 @@ def test_badge_and_install_name_the_same_release(chapter):
         badge,
     )
     assert opened, badge
-    installed = re.findall(r'%pip install -q "sbert-tutor\[colab\] @ git\+https://github\.com/'
-                           r'([\w.-]+/[\w.-]+)@([^"]+)"', install)
+    installed = re.findall(
+        r'%pip install -q "sbert-tutor\[colab\] @ git\+https://github\.com/'
+        r'([\w.-]+/[\w.-]+)@([^"]+)"',
+        install,
+    )
     assert installed == [(opened.group(1), opened.group(2))]  # same repository, same ref
     assert opened.group(2) == RELEASE_REF and opened.group(3) == chapter.name
     assert "hide-cell" in cells[2]["metadata"].get("tags", [])
@@ -83,8 +86,12 @@ def test_sync_rewrites_cells_1_and_2_only_and_check_sees_a_stale_badge(tmp_path)
     shutil.copy(CHAPTERS[0], chapter)
     assert colab.check_notebook(chapter) == [] and not colab.sync_notebook(chapter)
     notebook = json.loads(chapter.read_text())
-    notebook["cells"][1]["source"] = [notebook["cells"][1]["source"][0].replace(RELEASE_REF, "main")]
-    notebook["cells"][2]["source"] = ['%pip install -q "sbert-tutor @ git+https://example.org/x@v9"']
+    notebook["cells"][1]["source"] = [
+        notebook["cells"][1]["source"][0].replace(RELEASE_REF, "main")
+    ]
+    notebook["cells"][2]["source"] = [
+        '%pip install -q "sbert-tutor @ git+https://example.org/x@v9"'
+    ]
     later = json.dumps(notebook["cells"][3])
     chapter.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
     found = colab.check_notebook(chapter)
@@ -98,7 +105,9 @@ def test_sync_rewrites_cells_1_and_2_only_and_check_sees_a_stale_badge(tmp_path)
 def test_sync_refuses_a_notebook_of_another_layout(tmp_path):
     chapter = tmp_path / "x.ipynb"
     cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# x"]}] * 3
-    chapter.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    chapter.write_text(
+        json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
     with pytest.raises(ValueError, match="not a Colab badge"):
         colab.sync_notebook(chapter)
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from sbert_tutor.book.configs import mixed_precision, show_progress_bar, training_config
+from sbert_tutor.book.profiles import get_profile
 from sbert_tutor.book.sizes import (
     SIZES,
     ClassificationSizes,
@@ -17,7 +18,6 @@ from sbert_tutor.book.sizes import (
     RunSizes,
     sizes_for,
 )
-from sbert_tutor.profiles import get_profile
 
 TRAINING = [k for k in SIZES if issubclass(k, RunSizes)] + [DistanceDilemmaSizes]
 

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 import torch
 
-from sbert_tutor import mining
 from sbert_tutor.book import fixed_embeddings, gradients, published, reporting
 from sbert_tutor.book.chapters import multiple_negatives_ranking as multiple_negatives_ranking_ch
 from sbert_tutor.book.chapters import semantic_search_guided
@@ -20,6 +19,7 @@ from sbert_tutor.book.published import SBERT_TABLE1
 from sbert_tutor.data.nli import as_nli, supmpn_groups
 from sbert_tutor.data.table import DataTable
 from sbert_tutor.losses import multiple_negatives_ranking, supmpn
+from sbert_tutor.training import mining
 from tests.conftest import needs_data
 
 E = math.e
@@ -459,7 +459,7 @@ def test_dropout_pairs():
 
 @pytest.fixture
 def tiny_encoder(tiny_bert):
-    from sbert_tutor.encoder import SentenceEncoder
+    from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
     model, tokenizer = tiny_bert
     return SentenceEncoder(copy.deepcopy(model), tokenizer, pooling="mean", max_seq_length=32)

@@ -157,7 +157,7 @@ def test_the_import_reader_sees_every_form_of_import():
         "from .. import sizes": {sizes},
         "from ..sizes import CHAPTERS": {sizes},
         "from sbert_tutor.book import sizes, published": {sizes, "sbert_tutor.book.published"},
-        "from sbert_tutor.encoder import SentenceEncoder": set(),
+        "from sbert_tutor.encoders.sentence_encoder import SentenceEncoder": set(),
     }
     for line, expected in forms.items():
         imports = _book_imports(line, "sbert_tutor.book.chapters")

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from sbert_tutor.book import profile_costs
+from sbert_tutor.book.profiles import PROFILES
 from sbert_tutor.book.sizes import (
     CHAPTERS,
     SIZES,
@@ -18,7 +19,6 @@ from sbert_tutor.book.sizes import (
     RegressionSizes,
     sizes_for,
 )
-from sbert_tutor.profiles import PROFILES
 
 FIGURES = {
     "CPU, 2 cores (min)": "CPU basis",

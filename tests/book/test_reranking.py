@@ -17,7 +17,7 @@ from sbert_tutor.book.chapters.reranking import (
 from sbert_tutor.book.weak_start import CrossEncoderStart, WeakStart
 from sbert_tutor.data.msmarco import MSMarcoData
 from sbert_tutor.metrics import evaluate_run
-from sbert_tutor.rerank import merge_reranked
+from sbert_tutor.search.rerank import merge_reranked
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

@@ -10,7 +10,7 @@ from scipy.stats import spearmanr
 
 from sbert_tutor.book import seeds
 from sbert_tutor.book.weak_start import WeakStart, load_start, start_label
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.recipe import fit
 from tests.book.test_objectives import NLI_ROWS, _tiny_sts

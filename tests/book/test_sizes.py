@@ -8,18 +8,22 @@ import dataclasses
 import pytest
 
 from sbert_tutor.book import sizes as sizes_module
+from sbert_tutor.book.profiles import PROFILES, get_profile
 from sbert_tutor.book.sizes import (
     SIZES,
     T4_START,
     CostSizes,
     RunSizes,
-    Start,
     sizes_for,
+)
+from sbert_tutor.book.weak_start import (
+    Start,
+    WeakStart,
+    load_start,
+    start_label,
     start_name,
     start_pooling,
 )
-from sbert_tutor.book.weak_start import WeakStart, load_start, start_label
-from sbert_tutor.profiles import PROFILES, get_profile
 
 
 @pytest.mark.parametrize("kind", list(SIZES), ids=lambda k: k.__name__)
@@ -39,8 +43,6 @@ def test_sizes_follow_the_profile_and_refuse_unknown_names(monkeypatch):
     assert sizes_for(CostSizes, get_profile("quick")) is sizes_for(CostSizes, "quick")
     with pytest.raises(ValueError, match="unknown profile 'medium'"):
         sizes_for(CostSizes, "medium")
-    with pytest.raises(ValueError, match="'full' was removed"):
-        sizes_for(CostSizes, "full")
     with pytest.raises(TypeError, match="not a chapter's sizes class"):
         sizes_for(dict, "quick")
 
@@ -151,7 +153,7 @@ def test_paper_runs_start_from_the_papers_models_with_their_pooling():
 def test_a_start_with_its_pooling_loads_through_the_chapters_path(monkeypatch):
     """``Start`` goes through the same ``load_start`` / ``start_label`` as a name or a
     ``WeakStart`` (duck-typed: ``load()`` and ``label``), with its pooling passed on."""
-    from sbert_tutor.encoder import SentenceEncoder
+    from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
     calls = []
     monkeypatch.setattr(

@@ -122,7 +122,7 @@ def test_chapter_sizes_per_profile():
 
 @needs_data
 @pytest.mark.usefixtures("single_thread")
-@pytest.mark.filterwarnings("ignore::sbert_tutor.encoder.TruncationWarning")
+@pytest.mark.filterwarnings("ignore::sbert_tutor.encoders.sentence_encoder.TruncationWarning")
 def test_experiment_encodes_once_per_pooling(tiny_bert, monkeypatch):
     from sbert_tutor import SentenceEncoder
 
@@ -156,7 +156,9 @@ def test_recorded_senteval_engine_file_loads_beside_published():
     read into the comparison table."""
     senteval = recorded_results(book.RECORDED_SENTEVAL)
     assert senteval is not None and all(run["provenance"]["git"]["sha"] for run in senteval["runs"])
-    assert sorted(t for run in senteval["runs"] for t in run["tasks"]) == sorted(senteval["results"])
+    assert sorted(t for run in senteval["runs"] for t in run["tasks"]) == sorted(
+        senteval["results"]
+    )
     table = book.beside_published(None, senteval)
     row = table[table["kind"] == "SentEval's engine, same embeddings"].iloc[0]
     assert set(senteval["results"]) <= set(book.TASK_COLUMNS)

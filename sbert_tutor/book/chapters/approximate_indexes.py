@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.ann import AnnIndex, build_index, knn_recall_at_k
 from sbert_tutor.book.figures import new_axes
+from sbert_tutor.search.ann import AnnIndex, build_index, knn_recall_at_k
 
 __all__ = [
     "BAR",
@@ -166,10 +166,10 @@ def index_plan(
     """The settings swept: ``(family, kind, build knobs, search knob, its values)``: HNSW for each
     of ``hnsw_m`` and HNSW-SQ8 for each of ``hnsw_sq8_m`` (both with ``ef_construction``), each
     HNSW-SQ8 again with the clustered layout of ``layout_clusters`` k-means clusters (``None``:
-    :func:`sbert_tutor.ann.default_nlist` of ``n``; 0 leaves it out), then IVF-Flat and IVF-PQ;
-    ``nlist`` defaults to :func:`~sbert_tutor.ann.default_nlist` of ``n`` and ``nprobe`` values
+    :func:`sbert_tutor.search.ann.default_nlist` of ``n``; 0 leaves it out), then IVF-Flat and IVF-PQ;
+    ``nlist`` defaults to :func:`~sbert_tutor.search.ann.default_nlist` of ``n`` and ``nprobe`` values
     above it are dropped."""
-    from sbert_tutor.ann import default_nlist
+    from sbert_tutor.search.ann import default_nlist
 
     nlist = nlist or default_nlist(n)
     clusters = default_nlist(n) if layout_clusters is None else layout_clusters
@@ -400,7 +400,7 @@ def msmarco_projection(
     :math:`n\,d` multiply-adds a query). Recall and the approximate indexes' speed at 8.8M are
     *not* extrapolated: they depend on how the data fills the space.
     """
-    from sbert_tutor.ann import default_nlist
+    from sbert_tutor.search.ann import default_nlist
 
     def nlist_at(knobs: Mapping[str, Any], size: int) -> int | None:
         built = knobs.get("nlist")

@@ -23,7 +23,7 @@ from torch import Tensor
 
 from sbert_tutor.book.drawing import FONT, arrow, box, canvas, shared_encoder, title
 from sbert_tutor.data.table import DataTable, as_frame
-from sbert_tutor.embedding import Encoder, encode_unique
+from sbert_tutor.encoders.protocol import Encoder, encode_unique
 from sbert_tutor.losses import (
     DEFAULT_FEATURES,
     SoftmaxClassifier,

@@ -5,7 +5,7 @@ sentences) and :math:`v` (passages), so that rows differ only in the compression
 (:func:`variants` lists them, :func:`compression_table` measures them):
 
 * ``float32``: exact cosine search, :math:`4d` bytes a vector (the reference);
-* ``int8``: scalar quantisation (:mod:`sbert_tutor.quantize`, ranges from the passages),
+* ``int8``: scalar quantisation (:mod:`sbert_tutor.search.quantize`, ranges from the passages),
   searched by the inner product of the codes, :math:`d` bytes; ``int8 + rescore xM`` then
   rescores :math:`kM` candidates with the float query against the dequantised codes;
 * ``binary``: sign bits searched by Hamming distance, :math:`\lceil d/8\rceil` bytes;
@@ -37,9 +37,9 @@ from sbert_tutor.data.sts import sample_sts
 from sbert_tutor.evaluation.retrieval import select_queries
 from sbert_tutor.evaluation.sts import correlations
 from sbert_tutor.metrics import Qrels, evaluate_run, run_from_topk
-from sbert_tutor.quantize import bytes_per_vector, quantization_ranges, quantize_embeddings
-from sbert_tutor.quantized_search import quantized_search
-from sbert_tutor.search import semantic_search
+from sbert_tutor.search.exact import semantic_search
+from sbert_tutor.search.quantize import bytes_per_vector, quantization_ranges, quantize_embeddings
+from sbert_tutor.search.quantized import quantized_search
 
 __all__ = [
     "COLUMNS",

@@ -47,14 +47,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from sbert_tutor.batching import bucket_width
 from sbert_tutor.book.cost import median_seconds
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.recorded import how_recorded, recorded_matching
 from sbert_tutor.data import load_sts
 from sbert_tutor.data.msmarco import mini_corpus_passages
-from sbert_tutor.encoder import SentenceEncoder
-from sbert_tutor.search import semantic_search
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
+from sbert_tutor.runtime.batching import bucket_width
+from sbert_tutor.search.exact import semantic_search
 
 __all__ = [
     "CPU_PATHS_COMMAND",
@@ -740,7 +740,7 @@ def plot_cpu_paths(table: pd.DataFrame, ax=None):
 
 
 def plot_operation_times(table: pd.DataFrame, baseline: str = "fp32", ax=None):
-    """One stacked bar a precision of :func:`sbert_tutor.op_time.operation_speedups`'s table:
+    """One stacked bar a precision of :func:`sbert_tutor.book.op_time.operation_speedups`'s table:
     the seconds of each kind of operation, each segment labelled with its speedup over
     ``baseline`` (Amdahl's law in a picture: the segments that do not shrink set the total)."""
     ax = new_axes(ax, figsize=(7, 2.6))

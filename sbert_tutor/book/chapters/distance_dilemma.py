@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.analysis import pca_2d
+from sbert_tutor.book.analysis import pca_2d
 from sbert_tutor.book.figures import new_axes, new_panels, plot_loss_curves
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
@@ -63,8 +63,8 @@ from sbert_tutor.data.msmarco import (
     sample_msmarco,
 )
 from sbert_tutor.data.table import DataTable
-from sbert_tutor.embedding import Encoder, encode_unique
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.protocol import Encoder, encode_unique
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.evaluation.retrieval import RetrievalResult, encode_corpus, evaluate_retrieval
 from sbert_tutor.metrics import evaluate_run_per_query
 from sbert_tutor.results import Result

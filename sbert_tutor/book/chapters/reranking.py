@@ -12,7 +12,7 @@ Part 2 re-ranks all-MiniLM-L6-v2's top-:math:`k` on MS MARCO queries held out by
 ``cross-encoder/ms-marco-MiniLM-L6-v2`` when the hub is reachable, else a cross-encoder trained
 here on the other queries' labelled BM25 candidates (:func:`msmarco_reranker`). One scoring of
 the deepest :math:`K` candidates serves every :math:`k \le K`
-(:func:`~sbert_tutor.rerank.merge_reranked`): :func:`rerank_table` and
+(:func:`~sbert_tutor.search.rerank.merge_reranked`): :func:`rerank_table` and
 :func:`plot_mrr_vs_k`.
 """
 
@@ -32,7 +32,6 @@ from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.seeds import SeededRuns, Verdict, seeded_variants, summarize, verdict
 from sbert_tutor.book.sizes import RerankingSizes
 from sbert_tutor.book.weak_start import CrossEncoderStart
-from sbert_tutor.cross_encoder import CrossEncoder
 from sbert_tutor.data import STSData
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
@@ -45,10 +44,11 @@ from sbert_tutor.data.msmarco import (
     split_queries,
 )
 from sbert_tutor.data.table import DataTable
-from sbert_tutor.embedding import Encoder
+from sbert_tutor.encoders.cross_encoder import CrossEncoder
+from sbert_tutor.encoders.protocol import Encoder
 from sbert_tutor.evaluation.retrieval import encode_corpus, retrieve
 from sbert_tutor.metrics import Run, evaluate_run, evaluate_run_per_query
-from sbert_tutor.rerank import cross_encoder_scores, merge_reranked
+from sbert_tutor.search.rerank import cross_encoder_scores, merge_reranked
 from sbert_tutor.settings import hf_offline
 from sbert_tutor.stats import PairedBootstrap, paired_bootstrap
 from sbert_tutor.training import TrainingConfig

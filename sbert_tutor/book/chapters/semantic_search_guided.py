@@ -5,9 +5,9 @@ positives (Gao et al., 2021).
 Unlabelled sentences get a positive partner in one of two ways, and the student is trained with
 the in-batch contrastive objective (:func:`~sbert_tutor.losses.in_batch_contrastive`):
 
-* **teacher positives** (:func:`sbert_tutor.mining.mine_positives`): a teacher encoder embeds the pool; each
+* **teacher positives** (:func:`sbert_tutor.training.mining.mine_positives`): a teacher encoder embeds the pool; each
   sentence's nearest neighbour in the pool (exact search,
-  :func:`~sbert_tutor.search.semantic_search`), itself excluded, becomes its positive;
+  :func:`~sbert_tutor.search.exact.semantic_search`), itself excluded, becomes its positive;
 * **dropout positives** (:func:`dropout_pairs`, unsupervised SimCSE): the sentence is its own
   positive; the two copies differ only by their dropout masks, which requires the encoder to be
   in train mode (:func:`dropout_view_similarity` measures it through the trainer's own path).
@@ -27,11 +27,11 @@ import torch.nn.functional as F
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.data import STSData, load_sts
 from sbert_tutor.data.table import DataTable, as_frame
-from sbert_tutor.embedding import Encoder
-from sbert_tutor.encoder import SentenceEncoder
-from sbert_tutor.mining import search_pool
+from sbert_tutor.encoders.protocol import Encoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.stats import seeded_subset
 from sbert_tutor.training import embed_rows
+from sbert_tutor.training.mining import search_pool
 
 __all__ = [
     "dropout_pairs",

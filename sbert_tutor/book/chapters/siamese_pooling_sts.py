@@ -1,8 +1,8 @@
 """The same weights, three poolings: STS correlation and anisotropy side by side (chapter 3).
 
 :func:`compare_pooling` swaps only the pooling step of one encoder
-(:meth:`~sbert_tutor.encoder.SentenceEncoder.with_pooling`) and reports STS Spearman/Pearson and
-the anisotropy (:func:`sbert_tutor.analysis.anisotropy`) of each; :func:`cosine_groups` collects
+(:meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.with_pooling`) and reports STS Spearman/Pearson and
+the anisotropy (:func:`sbert_tutor.book.analysis.anisotropy`) of each; :func:`cosine_groups` collects
 the cosines of gold-similar, gold-dissimilar and random pairs for a histogram.
 
 :func:`pooling_beside_paper` sets that swap beside the SBERT paper's own pooling ablation (Table 6),
@@ -18,12 +18,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.analysis import anisotropy, random_pair_cosines
+from sbert_tutor.book.analysis import anisotropy, random_pair_cosines
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.published import SBERT_TABLE6_POOLING, SBERT_TABLE6_SOURCE
 from sbert_tutor.data import STSData, load_sts
-from sbert_tutor.embedding import Encoder
-from sbert_tutor.encoder import SentenceEncoder
+from sbert_tutor.encoders.protocol import Encoder
+from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.evaluation.sts import predict_similarity, score_pairs
 from sbert_tutor.provenance import provenance
 from sbert_tutor.results import Result

@@ -17,7 +17,7 @@ Margin-MSE from a cross-encoder   ``margin_mse``  the filtered triplets, labelle
 
 and evaluates each (and the start model) on the held-out queries over the test corpus: MRR@10,
 nDCG@10 and recall@100, per query for the paired bootstrap. Negatives are mined from the
-*training* queries' BM25 candidates only (:func:`~sbert_tutor.hard_negatives.mine_hard_negatives`,
+*training* queries' BM25 candidates only (:func:`~sbert_tutor.training.hard_negatives.mine_hard_negatives`,
 with BM25 or with the dense ``miner``); the teacher is a cross-encoder trained with ``ce_bce`` on
 the same training queries' labelled BM25 candidates, and its own quality is reported (it re-ranks
 the test queries' BM25 top 20).
@@ -66,10 +66,10 @@ from sbert_tutor.data.msmarco import (
     split_queries,
 )
 from sbert_tutor.evaluation.retrieval import encode_corpus, evaluate_retrieval
-from sbert_tutor.hard_negatives import mine_hard_negatives, teacher_margins
 from sbert_tutor.metrics import evaluate_run, evaluate_run_per_query
 from sbert_tutor.stats import paired_bootstrap
 from sbert_tutor.training import TrainingConfig
+from sbert_tutor.training.hard_negatives import mine_hard_negatives, teacher_margins
 from sbert_tutor.training.recipe import fit
 
 __all__ = [
@@ -324,7 +324,7 @@ def rerank_quality(cross_encoder: Any, data: RetrieverData) -> dict[str, float]:
 
 class BiEncoderTeacher:
     """A bi-encoder read as a teacher: ``predict`` scores (query, passage) pairs by the cosine of
-    their embeddings, as :func:`~sbert_tutor.hard_negatives.teacher_margins` and
+    their embeddings, as :func:`~sbert_tutor.training.hard_negatives.teacher_margins` and
     :func:`rerank_quality` call a cross-encoder."""
 
     def __init__(self, encoder: Any) -> None:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from sbert_tutor.book.figures import new_axes
-from sbert_tutor.book.sizes import BERT, QUICK_LR, QUICK_START, T4_LR, T4_START, Start
-from sbert_tutor.book.weak_start import WeakStart
-from sbert_tutor.profiles import Profile, check_profile, get_profile
+from sbert_tutor.book.profiles import Profile, check_profile, get_profile
+from sbert_tutor.book.sizes import BERT, QUICK_LR, QUICK_START, T4_LR, T4_START
+from sbert_tutor.book.weak_start import Start, WeakStart
 
 __all__ = ["LoopSizes", "SIZES", "loop_sizes", "plot_loss_and_rate"]
 

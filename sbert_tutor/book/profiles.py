@@ -26,18 +26,12 @@ from dataclasses import dataclass
 from sbert_tutor.settings import PROFILE_ENV
 from sbert_tutor.validation import check_choice
 
-__all__ = ["GPU_PROFILE", "PROFILES", "Profile", "RETIRED", "check_profile", "get_profile"]
+__all__ = ["GPU_PROFILE", "PROFILES", "Profile", "check_profile", "get_profile"]
 
 #: The profile names, smallest first.
 PROFILES = ("quick", "t4", "paper")
 #: The profile chosen when CUDA is available and ``SBERT_TUTOR_PROFILE`` is unset.
 GPU_PROFILE = "t4"
-#: Names that were profiles once, and what to use instead.
-RETIRED = {
-    "full": "'full' was removed (it was neither the papers' setups nor sized for a GPU): "
-    "use 't4' (one T4-class GPU, about 10 minutes a chapter) or 'paper' (each paper's own "
-    "setup, hours of GPU time)",
-}
 
 
 @dataclass(frozen=True)
@@ -75,13 +69,8 @@ class Profile:
 
 
 def check_profile(name: str) -> str:
-    """``name`` lower-cased if it is a profile; else ``ValueError`` naming the choices (and, for
-    a retired name such as ``full``, what replaced it)."""
+    """``name`` lower-cased if it is a profile; else ``ValueError`` naming the choices."""
     key = str(name).strip().lower()
-    if key in RETIRED:
-        raise ValueError(
-            f"unknown profile {name!r}; valid names: {', '.join(PROFILES)}. {RETIRED[key]}."
-        )
     return check_choice(name, PROFILES, "profile", key=key, other=f" (set {PROFILE_ENV})")
 
 

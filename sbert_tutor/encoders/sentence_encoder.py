@@ -3,11 +3,11 @@ r"""``SentenceEncoder``: a transformer, a pooling and an optional L2 normalisati
 This is the Siamese network of SBERT (book chapter 3): the *same* encoder maps each sentence
 :math:`s` to :math:`u = \mathrm{pool}(\mathrm{BERT}(s))` and, with ``normalize=True``,
 :math:`u / \lVert u \rVert_2`. Two sentences are compared by :math:`\cos(u, v)`. Models published
-with :mod:`~sbert_tutor.dense` layers after the pooling (LaBSE, sentence-T5, ...) run them too.
+with :mod:`~sbert_tutor.encoders.dense` layers after the pooling (LaBSE, sentence-T5, ...) run them too.
 
 ``encode`` is built for speed without changing results: it tokenises once, sorts by *token*
 count so each batch pads little ("smart batching", SBERT paper section 7), runs without
-gradients (:func:`~sbert_tutor.compute.inference_context`) and returns the embeddings in input
+gradients (:func:`~sbert_tutor.runtime.precision.inference_context`) and returns the embeddings in input
 order. Its keywords are sentence-transformers' ``encode``'s, with the same meaning
 (``convert_to_tensor``, ``normalize_embeddings``, ``show_progress_bar``, ``precision``,
 ``prompt_name``, ...), ``similarity`` / ``similarity_pairwise`` compute its
@@ -34,8 +34,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sbert_tutor import tokenizing
-from sbert_tutor.batching import (
+from sbert_tutor.encoders.dense import Dense
+from sbert_tutor.encoders.model_card import model_card
+from sbert_tutor.encoders.pooling import check_pooling, pool, pooled_dim
+from sbert_tutor.encoders.resolve import resolve_model
+from sbert_tutor.encoders.st_format import read_st_config, write_st_config
+from sbert_tutor.runtime import tokenizing
+from sbert_tutor.runtime.batching import (
     CHUNK_BATCHES,
     Batch,
     Bucket,
@@ -50,26 +55,21 @@ from sbert_tutor.batching import (
     resolve_bucket,
     thread_init,
 )
-from sbert_tutor.compute import (
+from sbert_tutor.runtime.precision import (
     autocast_dtype,
     compute_context,
     full_precision,
     inference_context,
     resolve_compute_dtype,
 )
-from sbert_tutor.dense import Dense
-from sbert_tutor.model_card import model_card
-from sbert_tutor.pooling import check_pooling, pool, pooled_dim
-from sbert_tutor.quantize import check_precision, quantize_embeddings
-from sbert_tutor.resolve import resolve_model
+from sbert_tutor.runtime.tokenizing import tokenizer_parallelism
+from sbert_tutor.search.quantize import check_precision, quantize_embeddings
 from sbert_tutor.similarity import (
     as_matrix,
     check_similarity_fn_name,
     paired_similarity,
     similarity_matrix,
 )
-from sbert_tutor.st_format import read_st_config, write_st_config
-from sbert_tutor.tokenizing import tokenizer_parallelism
 from sbert_tutor.validation import check_device, check_sentences, count_blank
 
 logger = logging.getLogger(__name__)
@@ -193,19 +193,19 @@ class SentenceEncoder(nn.Module):
     Args:
         model: a Hugging Face encoder (``AutoModel``) returning ``last_hidden_state``.
         tokenizer: its tokenizer (a fast tokenizer is strongly recommended).
-        pooling: ``"mean"``, ``"max"``, ``"cls"`` or another mode of :mod:`sbert_tutor.pooling`
+        pooling: ``"mean"``, ``"max"``, ``"cls"`` or another mode of :mod:`sbert_tutor.encoders.pooling`
             (``"cls+mean"`` concatenates).
         normalize: L2-normalise the embeddings by default in :meth:`encode` and :meth:`forward`.
         max_seq_length: longer inputs are truncated (with a :class:`TruncationWarning`); ``None``
             = the tokenizer's ``model_max_length`` capped at the model's position limit.
         do_lower_case: lower-case text before tokenising (sentence-transformers' option).
         name: the name it was loaded by; source: where it was loaded from (in words).
-        dense: :class:`~sbert_tutor.dense.Dense` layers applied after the pooling, in order.
+        dense: :class:`~sbert_tutor.encoders.dense.Dense` layers applied after the pooling, in order.
         prompts: named instruction prompts (``{"query": "query: "}``) for ``encode(prompt_name=)``.
         default_prompt_name: the prompt :meth:`encode` prepends when none is given.
         include_prompt: ``False`` leaves the prompt's tokens out of the pooling.
         compute_dtype: the arithmetic :meth:`encode` runs in unless told otherwise: ``"auto"``,
-            ``"fp32"``, ``"fp16"``, ``"bf16"`` (:mod:`sbert_tutor.compute`); ``None`` (default): the
+            ``"fp32"``, ``"fp16"``, ``"bf16"`` (:mod:`sbert_tutor.runtime.precision`); ``None`` (default): the
             weights' own dtype, fp32 as loaded.
         truncate_dim: keep the first ``k`` dimensions in every :meth:`encode` that does not say
             otherwise (sentence-transformers' ``truncate_dim``, for Matryoshka models).
@@ -222,7 +222,7 @@ class SentenceEncoder(nn.Module):
             set_evaluation_metrics``), as they do on a ``SentenceTransformer``.
         cudnn_attention: ``None`` (default) leaves cuDNN's attention kernel out of :meth:`encode`
             on CUDA under fp16/bf16, where it plans again for every new batch shape
-            (:mod:`sbert_tutor.compute`); ``True`` allows it (torch's own choice); ``False``
+            (:mod:`sbert_tutor.runtime.precision`); ``True`` allows it (torch's own choice); ``False``
             leaves it out everywhere.
 
     Example:
@@ -305,14 +305,14 @@ class SentenceEncoder(nn.Module):
         """Load a plain Hugging Face model or a sentence-transformers folder of any version.
 
         A sentence-transformers folder (written by version 1.x to 6.x, see
-        :mod:`sbert_tutor.st_format`) brings its own pooling, dense layers, normalisation,
+        :mod:`sbert_tutor.encoders.st_format`) brings its own pooling, dense layers, normalisation,
         ``max_seq_length`` and prompts; arguments given here override them (an overriding
         ``pooling`` is used *instead of* reading the folder's pooling file). A plain Hugging Face
         model defaults to mean pooling and no normalisation. ``max_seq_length`` defaults to what
         sentence-transformers uses: the folder's value, else the tokenizer's ``model_max_length``
         capped at the model's position limit. Where the model came from (local, models folder,
         hub, packaged copy) is logged and kept in ``source``; see
-        :func:`sbert_tutor.resolve.resolve_model`. ``compute_dtype`` sets ``encoder.compute_dtype``
+        :func:`sbert_tutor.encoders.resolve.resolve_model`. ``compute_dtype`` sets ``encoder.compute_dtype``
         (e.g. ``"auto"``: bf16/fp16 mixed precision on a GPU for every :meth:`encode`).
 
         The keyword-only arguments are sentence-transformers' (``SentenceTransformer(...)``), with
@@ -383,7 +383,7 @@ class SentenceEncoder(nn.Module):
         Pooling, dense layers, normalisation, ``max_seq_length`` and prompts are saved with the
         weights, so exporting a model never silently loses them. A model card, ``README.md``, says
         where the model came from, what it is, how to use it and how sbert_tutor trained it
-        (:mod:`sbert_tutor.model_card`). Like sentence-transformers, saving overwrites the files
+        (:mod:`sbert_tutor.encoders.model_card`). Like sentence-transformers, saving overwrites the files
         of an earlier save in ``path``, ``README.md`` included; unlike it, the card is always
         written anew (sentence-transformers copies the card of a model it loaded and did not
         train), so a loaded model's own card is not carried over: its ``base_model`` links to it.
@@ -518,7 +518,7 @@ class SentenceEncoder(nn.Module):
         Leading and trailing spaces are stripped (as sentence-transformers did up to 5.x; 6.x
         keeps them, which changes byte-level BPE tokens only). ``prompt`` (an instruction such as
         ``"query: "``) is put before every sentence. A fast tokenizer runs its Rust side directly,
-        on all cores (:mod:`sbert_tutor.tokenizing`).
+        on all cores (:mod:`sbert_tutor.runtime.tokenizing`).
         """
         texts = self._texts(sentences, prompt)
         with quiet_transformers(), tokenizer_parallelism():
@@ -530,7 +530,7 @@ class SentenceEncoder(nn.Module):
 
         Padding goes where the tokenizer puts it (``padding_side``, right for BERT-like models).
         The width is the longest row, or with ``bucket`` (a multiple such as 32, or a ladder of
-        widths; see :func:`sbert_tutor.batching.resolve_bucket` for the ``"auto"`` rule) that
+        widths; see :func:`sbert_tutor.runtime.batching.resolve_bucket` for the ``"auto"`` rule) that
         rounded up, never past ``max_seq_length``; the extra positions are masked padding.
         """
         if not ids:
@@ -637,7 +637,7 @@ class SentenceEncoder(nn.Module):
         """The batches of :meth:`encode`, in order: tokenise a chunk, sort it, pad, pin (CUDA).
 
         ``chunk_size=None`` tokenises everything first and sorts all by token count; otherwise
-        see :func:`sbert_tutor.batching.chunk_positions`. ``truncated[0]`` counts inputs cut to
+        see :func:`sbert_tutor.runtime.batching.chunk_positions`. ``truncated[0]`` counts inputs cut to
         ``max_seq_length``.
         """
         pad_id = self.tokenizer.pad_token_id or 0
@@ -701,7 +701,7 @@ class SentenceEncoder(nn.Module):
             output_value: ``"sentence_embedding"``, or ``"token_embeddings"``: one
                 ``[tokens, hidden]`` tensor a sentence.
             precision: ``"float32"`` (or ``None``, as sentence-transformers' evaluators pass it),
-                ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"`` (:mod:`sbert_tutor.quantize`;
+                ``"int8"``, ``"uint8"``, ``"binary"`` or ``"ubinary"`` (:mod:`sbert_tutor.search.quantize`;
                 int8/uint8 ranges come from this call's embeddings).
             convert_to_numpy: ``False`` (and no tensor): a list of 1-D tensors.
             convert_to_tensor: one ``torch.Tensor`` on the compute device.
@@ -715,11 +715,11 @@ class SentenceEncoder(nn.Module):
                 which only exists to measure what sorting buys (book: computational efficiency).
             compute_dtype: ``"auto"``, ``"fp32"``, ``"fp16"`` or ``"bf16"`` (or a torch dtype):
                 the transformer runs under autocast in that precision, the pooling in fp32, and
-                the embeddings come back as float32 (:mod:`sbert_tutor.compute`). ``None``: the
+                the embeddings come back as float32 (:mod:`sbert_tutor.runtime.precision`). ``None``: the
                 encoder's ``compute_dtype``, which by default is the weights' own dtype.
             bucket: round each batch's width up to a multiple (``32``) or a ladder of widths;
                 ``None`` pads to the longest row; ``"auto"`` buckets by 32 on CUDA under fp16/bf16
-                only (:func:`sbert_tutor.batching.resolve_bucket`). Padding is masked, so the
+                only (:func:`sbert_tutor.runtime.batching.resolve_bucket`). Padding is masked, so the
                 embeddings do not change beyond rounding.
             pipeline: tokenise and pad the next batches in a background thread while the current
                 one is computed, copy without waiting and synchronise once at the end (instead of
@@ -811,7 +811,7 @@ class SentenceEncoder(nn.Module):
         """``(batch, last hidden state, attention mask)`` for every batch of :meth:`encode`.
 
         The model runs on ``plan.device`` in eval mode without gradients
-        (:func:`~sbert_tutor.compute.inference_context`) and in the plan's precision; those
+        (:func:`~sbert_tutor.runtime.precision.inference_context`) and in the plan's precision; those
         settings hold while the caller handles a batch, and closing the generator
         (``contextlib.closing``) restores them and puts the model back on its device
         in its train/eval mode, even when the caller fails. ``truncated[0]`` counts the inputs
@@ -983,7 +983,7 @@ def _check_output(
         raise ValueError(
             f"precision={precision!r} takes each dimension's range from the batch, which one "
             "sentence cannot give; encode several sentences, or encode in float32 and call "
-            "sbert_tutor.quantize.quantize_embeddings with calibration_embeddings="
+            "sbert_tutor.search.quantize.quantize_embeddings with calibration_embeddings="
         )
     return tokens_out
 

@@ -40,8 +40,8 @@ from typing import Any
 
 from torch import nn
 
-from sbert_tutor.dense import activation_name
-from sbert_tutor.st_format import UnsupportedModelError, read_json, read_st_config
+from sbert_tutor.encoders.dense import activation_name
+from sbert_tutor.encoders.st_format import UnsupportedModelError, read_json, read_st_config
 
 logger = logging.getLogger(__name__)
 

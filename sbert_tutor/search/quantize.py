@@ -1,7 +1,7 @@
 r"""Quantised embeddings: fewer bits a coordinate, for cheaper storage and search.
 
 The same five precisions as sentence-transformers' ``quantize_embeddings`` (and the same
-numbers), for :meth:`sbert_tutor.encoder.SentenceEncoder.encode` ``precision=...``:
+numbers), for :meth:`sbert_tutor.encoders.sentence_encoder.SentenceEncoder.encode` ``precision=...``:
 
 * ``float32``: unchanged.
 * ``uint8`` / ``int8`` (scalar quantisation): each dimension :math:`j` is cut into 256 equal

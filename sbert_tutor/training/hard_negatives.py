@@ -5,7 +5,7 @@ triplets (or n-tuples) whose negatives are the corpus texts the model ranks high
 anchor, minus those that are likely *false* negatives. With unit embeddings :math:`e(\cdot)` the
 candidates of anchor :math:`a` are the corpus texts :math:`c` by score
 :math:`s(a, c) = e(a)^{\top} e(c)` (cosine), best first; the positives of :math:`a` are never
-candidates (``model="bm25"``: :math:`s` is BM25, :mod:`sbert_tutor.bm25`, and a text that shares no
+candidates (``model="bm25"``: :math:`s` is BM25, :mod:`sbert_tutor.search.bm25`, and a text that shares no
 term with the anchor is no candidate). With
 :math:`s^+ = \min_{p \in P(a)} s(a, p)`, the lowest score of :math:`a`'s
 positives, a candidate is dropped when
@@ -44,7 +44,7 @@ import pandas as pd
 import torch
 
 from sbert_tutor.data.table import DataTable
-from sbert_tutor.embedding import Encoder
+from sbert_tutor.encoders.protocol import Encoder
 from sbert_tutor.validation import check_choice
 
 __all__ = ["OUTPUT_FORMATS", "SAMPLING_STRATEGIES", "mine_hard_negatives", "teacher_margins"]
@@ -137,13 +137,13 @@ def mine_hard_negatives(
             columns, or a list of ``(anchor, positive)`` tuples. An anchor may have several
             positives (several rows); every one is excluded from its candidates.
         model: the retriever that ranks the corpus: a ``SentenceEncoder`` (embeddings are unit
-            length, the score is the cosine) or ``"bm25"`` (:class:`~sbert_tutor.bm25.BM25Index`
+            length, the score is the cosine) or ``"bm25"`` (:class:`~sbert_tutor.search.bm25.BM25Index`
             over the corpus and the positives, Anserini's parameters; the margins and score
             bounds are then in BM25 units).
         anchor_column_name, positive_column_name: default the first and second column.
         corpus: texts to mine from, besides the positives (default: the positives only).
         cross_encoder: rescore the candidates and the positives (e.g. a
-            :class:`~sbert_tutor.cross_encoder.CrossEncoder`; anything with ``predict(pairs,
+            :class:`~sbert_tutor.encoders.cross_encoder.CrossEncoder`; anything with ``predict(pairs,
             batch_size=...)``), used when a margin or score bound is given.
         range_min: skip the ``range_min`` best candidates.
         range_max: look at the ``range_max`` best candidates (default: ``range_min +
@@ -205,7 +205,7 @@ def mine_hard_negatives(
     k = min(width, len(texts))
     if isinstance(model, str):
         check_choice(model, ("bm25",), "model", other=" or a SentenceEncoder")
-        from sbert_tutor.bm25 import BM25Index
+        from sbert_tutor.search.bm25 import BM25Index
 
         lexical = BM25Index(texts)
         parts, own = [], {}

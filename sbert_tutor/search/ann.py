@@ -1,6 +1,6 @@
 r"""Approximate nearest-neighbour (ANN) indexes over embeddings, built with FAISS (chapter 16).
 
-Exact search (:func:`sbert_tutor.search.semantic_search`) scores a query :math:`q` against every
+Exact search (:func:`sbert_tutor.search.exact.semantic_search`) scores a query :math:`q` against every
 one of the :math:`n` corpus embeddings :math:`c_j \in \mathbb{R}^d`: :math:`O(n\,d)` work a
 query. An ANN index looks at a small part of the corpus instead and may miss some true
 neighbours; how many it misses is measured by :func:`knn_recall_at_k` against exact search.
@@ -55,7 +55,7 @@ kind             FAISS index                          build knobs           sear
 
 Scores
 ------
-``metric`` is one of :data:`sbert_tutor.search.SCORE_FUNCTIONS` and means what it means there:
+``metric`` is one of :data:`sbert_tutor.search.exact.SCORE_FUNCTIONS` and means what it means there:
 higher is better for all three.
 
 * ``"cosine"``: both sides are L2-normalised, :math:`\hat x = x / \lVert x\rVert_2`, and the
@@ -84,7 +84,7 @@ from typing import Any
 
 import numpy as np
 
-from sbert_tutor.search import SCORE_FUNCTIONS
+from sbert_tutor.search.exact import SCORE_FUNCTIONS
 from sbert_tutor.similarity import as_matrix
 from sbert_tutor.validation import check_choice
 
@@ -118,7 +118,7 @@ def import_faiss() -> Any:
     except ImportError as err:
         raise ImportError(
             "approximate indexes need FAISS: pip install sbert-tutor[faiss] (or pip install "
-            "faiss-cpu); exact search without it: sbert_tutor.search.semantic_search"
+            "faiss-cpu); exact search without it: sbert_tutor.search.exact.semantic_search"
         ) from err
     return faiss
 
@@ -177,7 +177,7 @@ class AnnIndex:
     """A built index: search it, and read its size and build time.
 
     Attributes:
-        kind: one of :data:`~sbert_tutor.ann.INDEX_KINDS`.
+        kind: one of :data:`~sbert_tutor.search.ann.INDEX_KINDS`.
         metric: ``"cosine"``, ``"dot"`` or ``"euclidean"``.
         knobs: the build knobs used (defaults filled in).
         index: the FAISS index itself.
@@ -223,7 +223,7 @@ class AnnIndex:
         Args:
             queries: ``[n_queries, d]`` (or one ``[d]`` vector) array or tensor.
             k: results per query; a ``k`` larger than the index gives all of it (``min(k, n)``
-                columns), as :func:`~sbert_tutor.search.semantic_search` does.
+                columns), as :func:`~sbert_tutor.search.exact.semantic_search` does.
             efSearch: HNSW kinds only: the candidate list of the search (default as in
                 :data:`SEARCH_KNOBS`).
             nprobe: IVF kinds only: the lists searched (capped by FAISS at ``nlist``).

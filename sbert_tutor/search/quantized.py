@@ -1,6 +1,6 @@
 r"""Search over quantised embeddings, then rescoring with the float query (book chapter 15).
 
-The corpus is stored in one of :mod:`sbert_tutor.quantize`'s precisions; the queries stay
+The corpus is stored in one of :mod:`sbert_tutor.search.quantize`'s precisions; the queries stay
 float32 (they are encoded at query time and never stored). :func:`quantized_search` follows
 sentence-transformers' ``semantic_search_faiss`` / ``semantic_search_usearch`` step by step, so
 that those serve as its test reference:
@@ -32,7 +32,7 @@ that those serve as its test reference:
    of the searched vectors: the set-up of Shakir, Aarsen & Lee (2024), a binary index in memory
    and int8 vectors on disk.
 
-Memory accounting (``n`` vectors of ``d`` dimensions; :func:`sbert_tutor.quantize.bytes_per_vector`)
+Memory accounting (``n`` vectors of ``d`` dimensions; :func:`sbert_tutor.search.quantize.bytes_per_vector`)
 -----------------------------------------------------------------------------------------------------
 * **In RAM, searched for every query**: the quantised index, :math:`n \lceil d/8 \rceil` bytes
   (binary) or :math:`n d` bytes (int8), against :math:`4 n d` for float32: 32 and 4 times less.
@@ -52,7 +52,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from sbert_tutor.quantize import check_precision, quantization_ranges, quantize_embeddings
+from sbert_tutor.search.quantize import check_precision, quantization_ranges, quantize_embeddings
 
 __all__ = [
     "code_search",
@@ -148,7 +148,7 @@ def hamming_search(
 
     Args:
         query_bits, corpus_bits: ``[n, ceil(d/8)]`` packed bits, ``ubinary`` (``uint8``) or
-            ``binary`` (``int8``), as :func:`sbert_tutor.quantize.quantize_embeddings` makes them.
+            ``binary`` (``int8``), as :func:`sbert_tutor.search.quantize.quantize_embeddings` makes them.
         top_k: neighbours per query (at most the corpus size are returned).
         backend: ``"faiss"`` (``IndexBinaryFlat``; ties in FAISS' order), ``"numpy"`` (popcount
             of the XOR, ``query_chunk_size`` queries against the whole corpus at a time; ties by
@@ -320,7 +320,7 @@ def quantized_search(
 
     Returns:
         ``(scores, indices)``: best first; ``float32`` scores (``[n_q, top_k]``) and ``int64``
-        indices, as :func:`~sbert_tutor.search.semantic_search` and sentence-transformers'
+        indices, as :func:`~sbert_tutor.search.exact.semantic_search` and sentence-transformers'
         ``semantic_search`` return them. Scores are the rescored dot products, or without
         rescoring the negative Hamming distance (binary) or the code inner product (int8). They
         are computed in float64 (:func:`rescore`, :func:`code_search`) and ranked before the
@@ -364,7 +364,7 @@ def quantized_search(
             quantize_embeddings(u, corpus_precision, ranges=ranges), corpus_embeddings, k
         )
     else:  # a float corpus: exact dot-product search
-        from sbert_tutor.search import semantic_search
+        from sbert_tutor.search.exact import semantic_search
 
         first, cand = semantic_search(u, corpus_embeddings, top_k=k, score="dot", device="cpu")
     if not rescoring:

@@ -90,7 +90,7 @@ def check_bucket(bucket: object) -> Bucket:
 def resolve_bucket(
     bucket: object, device: torch.device | str, dtype: torch.dtype | None, padding_side: str
 ) -> Bucket:
-    """The bucketing :meth:`~sbert_tutor.encoder.SentenceEncoder.encode` uses: ``"auto"`` decided,
+    """The bucketing :meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.encode` uses: ``"auto"`` decided,
     anything else checked.
 
     ``"auto"`` buckets to multiples of :data:`BUCKET_MULTIPLE` on CUDA under fp16/bf16 (where each

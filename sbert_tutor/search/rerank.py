@@ -4,7 +4,7 @@ A bi-encoder ranks the corpus for query :math:`q` by :math:`s_{\text{bi}}(q, d) 
 v_d)`; call its ranking :math:`d_1, d_2, \dots` (best first, as
 :func:`~sbert_tutor.metrics.rank_documents` sorts a run). Re-ranking the top :math:`k` scores each pair :math:`(q, d_i)`,
 :math:`i \le k`, with a cross-encoder, :math:`s_{\text{ce}}(q, d_i) = a(z(q, d_i))`
-(:class:`~sbert_tutor.cross_encoder.CrossEncoder`), and sorts those :math:`k` by it. The passages
+(:class:`~sbert_tutor.encoders.cross_encoder.CrossEncoder`), and sorts those :math:`k` by it. The passages
 below rank :math:`k` keep the bi-encoder's order *under* the re-ranked ones, so a measure at a
 cutoff beyond :math:`k` still sees them:
 
@@ -42,7 +42,7 @@ __all__ = ["PairScorer", "cross_encoder_scores", "merge_reranked", "rerank"]
 
 class PairScorer(Protocol):
     """Anything that scores ``(text1, text2)`` pairs: the library's
-    :class:`~sbert_tutor.cross_encoder.CrossEncoder` or sentence-transformers' ``CrossEncoder``."""
+    :class:`~sbert_tutor.encoders.cross_encoder.CrossEncoder` or sentence-transformers' ``CrossEncoder``."""
 
     def predict(
         self, inputs: Any, batch_size: int = 32, show_progress_bar: bool | None = None

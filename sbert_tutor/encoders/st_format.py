@@ -26,7 +26,7 @@ sentence-transformers < 2   the transformer in a sub-folder (``0_Transformer/``,
 
 ``max_seq_length`` follows sentence-transformers: the value in the module config when there is
 one, else the tokenizer's ``model_max_length``, capped at the model's ``max_position_embeddings``
-(the capping is done by :class:`~sbert_tutor.encoder.SentenceEncoder`). ``config_sentence_
+(the capping is done by :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder`). ``config_sentence_
 transformers.json`` may name instruction ``prompts``, a ``default_prompt_name`` and the
 ``similarity_fn_name``.
 
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sbert_tutor.pooling import POOLING_MODES, check_pooling, pooling_modes
+from sbert_tutor.encoders.pooling import POOLING_MODES, check_pooling, pooling_modes
 from sbert_tutor.similarity import SIMILARITY_FUNCTIONS
 
 #: Old boolean pooling keys -> mode, in the order sentence-transformers concatenates them.
@@ -85,7 +85,7 @@ class UnsupportedModelError(NotImplementedError):
 
 @dataclass(frozen=True)
 class DenseEntry:
-    """A Dense module of the pipeline: its folder (read by :meth:`sbert_tutor.dense.Dense.load`)."""
+    """A Dense module of the pipeline: its folder (read by :meth:`sbert_tutor.encoders.dense.Dense.load`)."""
 
     path: Path
 

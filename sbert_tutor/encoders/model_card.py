@@ -1,11 +1,11 @@
-"""The model card (``README.md``) that :meth:`~sbert_tutor.encoder.SentenceEncoder.save` writes, from what the encoder knows.
+"""The model card (``README.md``) that :meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.save` writes, from what the encoder knows.
 
 sentence-transformers saves a ``README.md`` with every model: YAML front matter that the Hugging
 Face hub reads (library, pipeline, tags, base model), then what the model is, how to use it and
 how it was trained. :func:`model_card` writes the same kind of card from recorded facts only:
 
 * where the model was loaded from, its transformer class, ``max_seq_length``, pooling, dense
-  layers, normalisation and output dimension (:meth:`~sbert_tutor.encoder.SentenceEncoder.describe` and the
+  layers, normalisation and output dimension (:meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.describe` and the
   transformer's config);
 * for every :func:`~sbert_tutor.training.recipe.fit` run on it
   (``SentenceEncoder.training_history``): the loss and its options, the training data, steps,
@@ -47,7 +47,7 @@ def model_card(
     """The ``README.md`` text of a saved encoder.
 
     Args:
-        info: :meth:`~sbert_tutor.encoder.SentenceEncoder.describe` (name, source, pooling, normalize, ...).
+        info: :meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.describe` (name, source, pooling, normalize, ...).
         model: the Hugging Face transformer (its class name and ``config`` are read).
         training: ``SentenceEncoder.training_history``, one entry a ``fit`` run, oldest first.
         folder: where the model is saved (the usage snippets load it from there).

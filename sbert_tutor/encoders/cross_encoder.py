@@ -1,6 +1,6 @@
 r"""``CrossEncoder``: both texts of a pair through one transformer, a classification head on top.
 
-A bi-encoder (:class:`~sbert_tutor.encoder.SentenceEncoder`) embeds each text on its own and
+A bi-encoder (:class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder`) embeds each text on its own and
 compares the vectors. A cross-encoder reads the pair *together*, as one input
 ``[CLS] a [SEP] b [SEP]`` with segment ids 0 for ``a`` and 1 for ``b``, so every attention layer
 relates the tokens of one text to those of the other. A classification head maps the first
@@ -17,7 +17,7 @@ several (``apply_softmax=True`` then gives class probabilities). The price of re
 together: nothing can be pre-computed, every pair costs a forward pass, so a cross-encoder
 re-ranks a bi-encoder's top hits (:meth:`CrossEncoder.rank`) rather than searching a corpus.
 
-The folders are sentence-transformers' (:mod:`sbert_tutor.cross_encoder.folder`); ``predict`` and
+The folders are sentence-transformers' (:mod:`sbert_tutor.encoders.cross_encoder_folder`); ``predict`` and
 ``rank`` take sentence-transformers' keywords and return what it returns, so code written for one
 runs with the other. Training: :func:`sbert_tutor.training.recipe.fit` with a cross-encoder loss
 (``ce_bce``, ``ce_mse``).
@@ -35,22 +35,28 @@ import numpy as np
 import torch
 from torch import nn
 
-from sbert_tutor import tokenizing
-from sbert_tutor.batching import Bucket, batch_positions, bucket_width, check_bucket, pad_ids
-from sbert_tutor.cross_encoder.folder import (
+from sbert_tutor.encoders.cross_encoder_folder import (
     load_activation,
     read_cross_encoder_folder,
     write_cross_encoder_config,
 )
-from sbert_tutor.dense import activation_name
-from sbert_tutor.encoder import (
+from sbert_tutor.encoders.dense import activation_name
+from sbert_tutor.encoders.resolve import resolve_model
+from sbert_tutor.encoders.sentence_encoder import (
     PROGRESS_THRESHOLD,
     TruncationWarning,
     default_device,
     default_max_seq_length,
     quiet_transformers,
 )
-from sbert_tutor.resolve import resolve_model
+from sbert_tutor.runtime import tokenizing
+from sbert_tutor.runtime.batching import (
+    Bucket,
+    batch_positions,
+    bucket_width,
+    check_bucket,
+    pad_ids,
+)
 from sbert_tutor.validation import check_device, check_pairs
 
 __all__ = ["CrossEncoder", "NewHeadWarning", "Pair"]
@@ -80,7 +86,7 @@ class CrossEncoder(nn.Module):
         model: an ``AutoModelForSequenceClassification`` (its ``config.num_labels`` outputs).
         tokenizer: its tokenizer (a fast tokenizer is strongly recommended).
         max_seq_length: pairs longer than this many tokens are cut, the longer text first (with a
-            :class:`~sbert_tutor.encoder.TruncationWarning`); ``None`` = the tokenizer's
+            :class:`~sbert_tutor.encoders.sentence_encoder.TruncationWarning`); ``None`` = the tokenizer's
             ``model_max_length`` capped at the model's position limit (sentence-transformers'
             rule).
         activation_fn: applied to the logits by :meth:`predict`; ``None`` = sigmoid for one
@@ -90,7 +96,7 @@ class CrossEncoder(nn.Module):
     Attributes:
         training_history: one entry a :func:`~sbert_tutor.training.recipe.fit` run on this model
             (loss, data, steps, final loss), oldest first, as on
-            :class:`~sbert_tutor.encoder.SentenceEncoder`.
+            :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder`.
 
     Example:
         >>> ce = CrossEncoder.from_pretrained("cross-encoder/ms-marco-MiniLM-L6-v2")  # doctest: +SKIP
@@ -138,10 +144,10 @@ class CrossEncoder(nn.Module):
         """Load a sentence-transformers CrossEncoder folder (any version) or a Hugging Face model.
 
         Hub names are downloaded when online and read from the hub cache offline; local folders
-        and packaged copies are found as for the :class:`~sbert_tutor.encoder.SentenceEncoder`
-        (:func:`sbert_tutor.resolve.resolve_model`); ``source`` says which was used. The
+        and packaged copies are found as for the :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder`
+        (:func:`sbert_tutor.encoders.resolve.resolve_model`); ``source`` says which was used. The
         activation and ``max_seq_length`` come from the folder
-        (:mod:`sbert_tutor.cross_encoder.folder`) unless given here.
+        (:mod:`sbert_tutor.encoders.cross_encoder_folder`) unless given here.
 
         A model without a trained classification head (a plain Hugging Face model, a bi-encoder
         folder) gets a new one, initialised at random, with ``num_labels`` outputs (default 1,
@@ -150,7 +156,7 @@ class CrossEncoder(nn.Module):
 
         Raises:
             ValueError: a device this machine does not have.
-            sbert_tutor.st_format.UnsupportedModelError: a folder sbert_tutor cannot run (the
+            sbert_tutor.encoders.st_format.UnsupportedModelError: a folder sbert_tutor cannot run (the
                 message says what to do).
         """
         from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
@@ -273,7 +279,7 @@ class CrossEncoder(nn.Module):
     ) -> dict[str, torch.Tensor]:
         """Pad a batch of pairs into ``input_ids``, ``attention_mask`` (and ``token_type_ids``
         when the model takes them), to the longest row or, with ``bucket``, that rounded up
-        (:func:`sbert_tutor.batching.bucket_width`); padding is masked."""
+        (:func:`sbert_tutor.runtime.batching.bucket_width`); padding is masked."""
         if not ids:
             raise ValueError("collate needs at least one pair of token ids")
         longest = max(len(x) for x in ids)

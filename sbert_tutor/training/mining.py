@@ -9,7 +9,7 @@ the positive of :math:`s_i` is
 
     p(s_i) = s_{j^*}, \qquad j^* = \operatorname*{arg\,max}_{j \ne i,\ s_j \ne s_i} \cos(t_i, t_j),
 
-found by exact search of the pool in itself (:func:`~sbert_tutor.search.semantic_search`) among
+found by exact search of the pool in itself (:func:`~sbert_tutor.search.exact.semantic_search`) among
 the ``top_k`` nearest; a sentence whose ``top_k`` neighbours are all itself or copies of its
 text gets no positive. The mined pairs train any pair objective (e.g.
 :func:`~sbert_tutor.losses.in_batch_contrastive` or MNRL).
@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from sbert_tutor.data.table import DataTable
-from sbert_tutor.embedding import Encoder
-from sbert_tutor.search import semantic_search
+from sbert_tutor.encoders.protocol import Encoder
+from sbert_tutor.search.exact import semantic_search
 
 __all__ = ["mine_positives", "nearest_other", "search_pool"]
 
@@ -33,7 +33,7 @@ def nearest_other(indices: np.ndarray, sentences: Sequence[str]) -> list[int]:
     """Per query row of a pool searched in itself, the *column* of the first result that is
     neither the query itself nor a copy of its text (-1 when there is none).
 
-    ``indices`` is ``[n, top_k]``, best first (:func:`~sbert_tutor.search.semantic_search`).
+    ``indices`` is ``[n, top_k]``, best first (:func:`~sbert_tutor.search.exact.semantic_search`).
     """
     out = []
     for i, row in enumerate(indices):

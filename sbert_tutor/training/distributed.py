@@ -28,7 +28,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from sbert_tutor.embedding import Encoder
+from sbert_tutor.encoders.protocol import Encoder
 
 
 def is_active() -> bool:
@@ -189,7 +189,7 @@ class JointModel(nn.Module):
         super().__init__()
         self.encoder = encoder
         self.objective = objective
-        self.bucket = bucket  # width bucketing of each batch (sbert_tutor.batching)
+        self.bucket = bucket  # width bucketing of each batch (sbert_tutor.runtime.batching)
 
     def forward(self, rows: Sequence[Sequence[str]], labels: torch.Tensor | None) -> torch.Tensor:
         return self.objective.loss(self.encoder, rows, labels, bucket=self.bucket)
@@ -225,7 +225,7 @@ def encode_sharded(encoder: Encoder, sentences: Sequence[str], **encode_kwargs: 
 
     Under one process this is ``encoder.encode``. Rows come back in input order.
     ``encode_kwargs`` go to ``encoder.encode`` unchanged (``batch_size``, ``normalize_embeddings``,
-    ...): :meth:`~sbert_tutor.encoder.SentenceEncoder.encode` names its keywords, so an unknown
+    ...): :meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.encode` names its keywords, so an unknown
     one is Python's ``TypeError`` there, never dropped.
     """
     if not is_active():

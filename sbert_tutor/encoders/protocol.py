@@ -2,7 +2,7 @@
 
 :class:`Encoder` is the one method every evaluator and analysis calls: ``encode(texts,
 batch_size=..., show_progress_bar=...)`` -> ``[n, d]`` array, with sentence-transformers' keyword
-names. :class:`~sbert_tutor.encoder.SentenceEncoder` is one, and so is a sentence-transformers
+names. :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder` is one, and so is a sentence-transformers
 ``SentenceTransformer``; so is a thin wrapper around any other model (a function that returns an
 array per list of texts is enough to wrap). :func:`encode_texts` is how the library calls it.
 

@@ -1,15 +1,15 @@
-r"""The transformer of a :class:`~sbert_tutor.encoder.SentenceEncoder` run by OpenVINO on a CPU.
+r"""The transformer of a :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder` run by OpenVINO on a CPU.
 
 :func:`to_openvino` converts an encoder's transformer with OpenVINO (``pip install
 "sbert-tutor[openvino]"``; Intel's inference runtime, made for CPUs) and returns a new encoder
-whose :meth:`~sbert_tutor.encoder.SentenceEncoder.encode` runs it: the same tokenizer, smart
+whose :meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.encode` runs it: the same tokenizer, smart
 batching, pooling, dense layers and normalisation, only the transformer's forward pass
 :math:`H = \mathrm{BERT}(x)` is OpenVINO's. Nothing else changes, so the embeddings are the torch
 encoder's up to the rounding of the precision chosen:
 
 * ``"fp32"``: the same arithmetic as torch's fp32 (differences of about :math:`10^{-6}`);
 * ``"bf16"``: matrix products in bfloat16, which CPUs with native bf16 instructions run about
-  twice as fast (:func:`sbert_tutor.compute.cpu_has_native_bf16`);
+  twice as fast (:func:`sbert_tutor.runtime.precision.cpu_has_native_bf16`);
 * ``"auto"``: bf16 where the CPU has native bf16 instructions, fp32 elsewhere (as
   ``compute_dtype="auto"``);
 * ``"int8"``: static int8 quantisation by NNCF (Intel's compression library for OpenVINO,
@@ -53,11 +53,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from sbert_tutor.compute import cpu_has_native_bf16
-from sbert_tutor.encoder import quiet_transformers
+from sbert_tutor.encoders.sentence_encoder import quiet_transformers
+from sbert_tutor.runtime.precision import cpu_has_native_bf16
 
 if TYPE_CHECKING:
-    from sbert_tutor.encoder import SentenceEncoder
+    from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
 #: ``precision`` names and OpenVINO's ``INFERENCE_PRECISION_HINT`` for each (``"int8"``: for the
 #: operations left unquantised, set by :func:`to_openvino` as ``"auto"`` would).
@@ -70,7 +70,7 @@ CALIBRATION_BATCH = 16
 def openvino_precision(precision: str = "auto", native_bf16: bool | None = None) -> str:
     """``precision`` as ``"fp32"``, ``"bf16"`` or ``"int8"``: ``"auto"`` is bf16 where the CPU
     computes bf16 natively (``native_bf16`` defaults to
-    :func:`~sbert_tutor.compute.cpu_has_native_bf16`), else fp32.
+    :func:`~sbert_tutor.runtime.precision.cpu_has_native_bf16`), else fp32.
 
     Raises:
         ValueError: an unknown name (the message lists the accepted ones).
@@ -98,7 +98,7 @@ class OpenVINOTransformer(nn.Module):
         inputs: the input names the model was converted with (``input_ids``, ``attention_mask``,
             ``token_type_ids``).
         precision: ``"fp32"``, ``"bf16"`` or ``"int8"`` (in words, for
-            :meth:`~sbert_tutor.encoder.SentenceEncoder.describe`).
+            :meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.describe`).
     """
 
     def __init__(self, compiled: Any, config: Any, inputs: list[str], precision: str) -> None:
