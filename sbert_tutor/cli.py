@@ -22,14 +22,14 @@ from sbert_tutor import __version__
 from sbert_tutor.commands import eval_ir, eval_sts, eval_transfer, mine, train
 from sbert_tutor.validation import OptionError
 
-__all__ = ["COMMANDS", "FLAGS", "build_parser", "cli_spelling", "main"]
+__all__ = ["build_parser", "cli_spelling", "main"]
 
 #: Subcommand modules, each with ``register(subparsers)``; add new commands here.
-COMMANDS = [eval_sts, eval_ir, eval_transfer, train, mine]
+_COMMANDS = [eval_sts, eval_ir, eval_transfer, train, mine]
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: Examples shown at the end of each subcommand's ``--help``.
-EXAMPLES = {
+_EXAMPLES = {
     "eval-sts": [
         f"sbert-tutor eval-sts --model {MODEL} --tasks all --json sts.json",
         f"sbert-tutor eval-sts --model {MODEL} --tasks sts12,sts13 --aggregation wmean "
@@ -62,9 +62,9 @@ EXAMPLES = {
 }
 
 
-#: The flag that sets each keyword of the library (for errors: :func:`cli_spelling`). An
+#: The flag that sets each keyword of the library (for errors: ``cli_spelling``). An
 #: objective's other options are ``--loss-option NAME=VALUE``.
-FLAGS = {
+_FLAGS = {
     "train": "--train",
     "loss": "--loss",
     "score_range": "--score-range",
@@ -92,7 +92,7 @@ FLAGS = {
 def cli_spelling(name: str, value: Any) -> str:
     """An option as the command line writes it: ``--score-range 0 5``, ``--text-columns a,b``,
     ``--loss-option scale=20`` for an objective option without a flag of its own."""
-    flag = FLAGS.get(name)
+    flag = _FLAGS.get(name)
     if flag is None:
         return f"--loss-option {name}={value!r}"
     if value is True:
@@ -104,7 +104,7 @@ def cli_spelling(name: str, value: Any) -> str:
     return f"{flag} {value}"
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Shows each option's default (when it has one worth showing); keeps the examples' lines."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
@@ -131,20 +131,20 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sbert-tutor",
         description="Sentence-BERT from first principles: evaluate and train sentence encoders.",
         epilog="Run `sbert-tutor COMMAND --help` for a command's options, defaults and examples.",
-        formatter_class=HelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"sbert-tutor {__version__}")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log where models and data come from"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
+    for command in _COMMANDS:
         command.register(sub)
     for name, sub_parser in sub.choices.items():
-        sub_parser.formatter_class = HelpFormatter
+        sub_parser.formatter_class = _HelpFormatter
         _with_defaults(sub_parser)
-        if name in EXAMPLES and not sub_parser.epilog:
-            sub_parser.epilog = "examples:\n" + "\n".join(f"  {e}" for e in EXAMPLES[name])
+        if name in _EXAMPLES and not sub_parser.epilog:
+            sub_parser.epilog = "examples:\n" + "\n".join(f"  {e}" for e in _EXAMPLES[name])
     return parser
 
 

@@ -114,7 +114,6 @@ __all__ = [
     "Run",
     "accuracy_at_k",
     "average_precision",
-    "check_unique_ids",
     "dcg_at_k",
     "evaluate_run",
     "evaluate_run_per_query",
@@ -159,11 +158,11 @@ def _grades(judgements: Judgements, qid: Any = None) -> Mapping[str, int]:
         )
     items = list(judgements)
     if not isinstance(judgements, (set, frozenset)):
-        check_unique_ids(items, f"the relevant docids{of}")
+        _check_unique_ids(items, f"the relevant docids{of}")
     return dict.fromkeys(items, 1)
 
 
-def check_unique_ids(ids: Sequence[Any], what: str, as_strings: bool = False) -> None:
+def _check_unique_ids(ids: Sequence[Any], what: str, as_strings: bool = False) -> None:
     """Refuse a repeated id in ``ids``, naming it and both positions.
 
     Ids are compared as given (``1`` and ``"1"`` are different ids; ``1`` and ``1.0`` are one, as
@@ -645,8 +644,8 @@ def run_from_topk(
         )
     if len(query_ids) != scores.shape[0]:
         raise ValueError(f"{len(query_ids)} query ids for {scores.shape[0]} rows of scores")
-    check_unique_ids(query_ids, "query_ids", as_strings=True)
-    check_unique_ids(doc_ids, "doc_ids", as_strings=True)
+    _check_unique_ids(query_ids, "query_ids", as_strings=True)
+    _check_unique_ids(doc_ids, "doc_ids", as_strings=True)
     n_docs = len(doc_ids)
     if indices.size and indices.max() >= n_docs:
         raise ValueError(f"an index ({indices.max()}) is out of range for {n_docs} doc_ids")

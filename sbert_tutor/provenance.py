@@ -24,7 +24,6 @@ __all__ = [
     "ISA_FLAGS",
     "commit_label",
     "cpu_model",
-    "git_info",
     "hardware",
     "hardware_label",
     "package_versions",
@@ -65,7 +64,7 @@ def commit_label(provenance: dict[str, Any]) -> str:
     return str(git.get("sha", ""))[:12] + (" (dirty)" if git.get("dirty") else "")
 
 
-def git_info(start: str | Path | None = None) -> dict[str, Any]:
+def _git_info(start: str | Path | None = None) -> dict[str, Any]:
     """Commit and dirty flag of the repository holding ``start`` (default: this package)."""
     where = Path(start) if start else Path(__file__).resolve().parent
 
@@ -179,7 +178,7 @@ def provenance(
         profile = os.environ.get(PROFILE_ENV, "").strip() or None
     files = {data_label(f): Path(f) for f in data_files}
     record = {
-        "git": git_info(),
+        "git": _git_info(),
         "packages": package_versions(),
         "hardware": hardware(),
         "profile": profile,

@@ -8,17 +8,17 @@ import math
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_model_options", "json_ready", "load_encoder", "pooling_arg", "write_json"]
+__all__ = ["add_model_options", "load_encoder", "write_json"]
 
 
-def json_ready(value: Any) -> Any:
+def _json_ready(value: Any) -> Any:
     """NaN is not JSON: write it as null."""
     if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
+        return {k: _json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
+        return [_json_ready(v) for v in value]
     return value
 
 
@@ -27,12 +27,12 @@ def write_json(path: str | Path, payload: dict[str, Any]) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
-        json.dumps(json_ready(payload), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        json.dumps(_json_ready(payload), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     return out
 
 
-def pooling_arg(text: str) -> str:
+def _pooling_arg(text: str) -> str:
     """``--pooling``: a mode of :mod:`sbert_tutor.encoders.pooling`, or several joined by '+'."""
     from sbert_tutor.encoders.pooling import check_pooling
 
@@ -52,7 +52,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pooling",
         default=None,
-        type=pooling_arg,
+        type=_pooling_arg,
         metavar="MODE",
         help="override the model's pooling: mean, max, cls, mean_sqrt_len_tokens, weightedmean, "
         "lasttoken, or several joined by '+' (default: the model's own; mean for a plain model)",

@@ -7,13 +7,13 @@ import sys
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
-__all__ = ["HEADLINE", "parse_ks", "register", "run"]
+__all__ = ["register", "run"]
 
 #: The measures printed first (and the ones papers report for these datasets).
-HEADLINE = ("mrr@10", "ndcg@10", "recall@10")
+_HEADLINE = ("mrr@10", "ndcg@10", "recall@10")
 
 
-def parse_ks(text: str) -> tuple[int, ...]:
+def _parse_ks(text: str) -> tuple[int, ...]:
     """``"1,5,10"`` -> ``(1, 5, 10)``, with an error that says what a valid value looks like."""
     try:
         ks = tuple(int(part) for part in text.split(",") if part.strip())
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     for note in data.notes:
         print(f"note: {note}")
     print(result.table.to_string(float_format=lambda x: f"{x:.4f}"))
-    print("  ".join(f"{m}={results[m]:.4f}" for m in HEADLINE if m in results))
+    print("  ".join(f"{m}={results[m]:.4f}" for m in _HEADLINE if m in results))
     if args.json:
         payload = {
             "model": args.model,
@@ -90,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="mini (16,799 passages, data folder) or full (8.8M, streamed from the hub); "
         "default: the dataset's own",
     )
-    parser.add_argument("--ks", type=parse_ks, default=(1, 5, 10), help="cutoffs, e.g. 1,5,10")
+    parser.add_argument("--ks", type=_parse_ks, default=(1, 5, 10), help="cutoffs, e.g. 1,5,10")
     parser.add_argument("--score", default="cosine", choices=("cosine", "dot", "euclidean"))
     parser.add_argument(
         "--top-k", type=int, default=None, help="passages retrieved per query (default: max k)"

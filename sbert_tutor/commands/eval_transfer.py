@@ -9,10 +9,10 @@ import time
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
-__all__ = ["default_jobs", "parse_l2_grid", "register", "run"]
+__all__ = ["register", "run"]
 
 
-def parse_l2_grid(text: str) -> tuple[float, ...]:
+def _parse_l2_grid(text: str) -> tuple[float, ...]:
     """``"1e-5,1e-4"`` -> ``(1e-05, 0.0001)``, with an error that shows a valid value."""
     try:
         grid = tuple(float(part) for part in text.split(",") if part.strip())
@@ -25,7 +25,7 @@ def parse_l2_grid(text: str) -> tuple[float, ...]:
     return grid
 
 
-def default_jobs() -> int:
+def _default_jobs() -> int:
     """The cores this process may use (its CPU affinity), at most 8."""
     try:
         cores = len(os.sched_getaffinity(0))
@@ -91,7 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--l2-grid",
-        type=parse_l2_grid,
+        type=_parse_l2_grid,
         default=None,
         help="L2 strengths per item to choose from (default: SentEval's 1e-5,1e-4,1e-3,1e-2)",
     )
@@ -114,7 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--jobs",
         type=int,
-        default=default_jobs(),
+        default=_default_jobs(),
         help="processes for the classifiers: the models of each grid (senteval) or the "
         "cross-validation folds (lbfgs); results do not depend on it (default: the cores "
         "this process may use, at most 8)",

@@ -20,10 +20,10 @@ from typing import Any
 
 from sbert_tutor.commands.common import add_model_options, load_encoder
 
-__all__ = ["MINING_OPTIONS", "read_corpus", "register", "run", "write_table"]
+__all__ = ["register", "run"]
 
 #: Options passed to mine_hard_negatives under the same name.
-MINING_OPTIONS = (
+_MINING_OPTIONS = (
     "range_min",
     "range_max",
     "max_score",
@@ -38,7 +38,7 @@ MINING_OPTIONS = (
 )
 
 
-def read_corpus(path: Path, column: str | None) -> list[str]:
+def _read_corpus(path: Path, column: str | None) -> list[str]:
     """Passages from ``path``: a ``.txt`` file (one a line) or a table (its ``column``, else the
     ``passage`` or ``text`` column, else its only column)."""
     from sbert_tutor.training.sources import read_training_file
@@ -58,7 +58,7 @@ def read_corpus(path: Path, column: str | None) -> list[str]:
     return [str(t) for t in frame[column]]
 
 
-def write_table(frame: Any, path: Path) -> Path:
+def _write_table(frame: Any, path: Path) -> Path:
     """Write ``frame`` as ``.tsv`` (tabs and line breaks in texts become spaces, no quoting: as
     ``train`` reads it), ``.csv`` or ``.jsonl``."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,14 +86,14 @@ def run(args: argparse.Namespace) -> int:
     if args.output_scores and args.teacher_margins:
         raise ValueError("pass either --output-scores or --teacher-margins, not both")
     pairs = read_training_file(Path(args.pairs))
-    corpus = None if args.corpus is None else read_corpus(Path(args.corpus), args.corpus_column)
+    corpus = None if args.corpus is None else _read_corpus(Path(args.corpus), args.corpus_column)
     encoder = load_encoder(args)
     cross_encoder = None
     if args.cross_encoder is not None:
         from sbert_tutor.encoders.cross_encoder import CrossEncoder
 
         cross_encoder = CrossEncoder.from_pretrained(args.cross_encoder, device=args.device)
-    options = {name: getattr(args, name) for name in MINING_OPTIONS}
+    options = {name: getattr(args, name) for name in _MINING_OPTIONS}
     mined = mine_hard_negatives(
         pairs,
         encoder,
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if args.teacher_margins:
         rows = mined.iloc[:, :3].astype(str).values.tolist()
         mined["label"] = teacher_margins(cross_encoder, rows, batch_size=args.batch_size)
-    out = write_table(mined, Path(args.out))
+    out = _write_table(mined, Path(args.out))
     print(f"{len(mined)} rows from {len(pairs)} pairs -> {out}")
     return 0
 

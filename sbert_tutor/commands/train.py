@@ -21,7 +21,7 @@ from typing import Any
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
-__all__ = ["FILE_FORMAT", "LOG_FILE", "OPTION_FLAGS", "objective_options", "register", "run"]
+__all__ = ["FILE_FORMAT", "objective_options", "register", "run"]
 
 #: What ``sbert-tutor train --help`` says about a training file (the reader:
 #: :func:`sbert_tutor.training.sources.read_training_file`); ``sbert-tutor train --help`` shows it.
@@ -40,10 +40,10 @@ scores 0-5, so --score-range 0 5):
     A man is playing a guitar.<TAB>A person plays the guitar.<TAB>4.6
     A cat sleeps.<TAB>The stock market fell.<TAB>0.2"""
 
-LOG_FILE = "training_log.json"
+_LOG_FILE = "training_log.json"
 #: Flags that set the objective option of the same name, for every objective that takes it
 #: (any other option: ``--loss-option NAME=VALUE``).
-OPTION_FLAGS = (
+_OPTION_FLAGS = (
     "hard_negatives",
     "num_positives",
     "num_negatives",
@@ -52,7 +52,7 @@ OPTION_FLAGS = (
 )
 
 
-class LossNames(Sequence[str]):
+class _LossNames(Sequence[str]):
     """The registered loss names, read when argparse first needs them.
 
     The registry lives with the objectives, which import torch; reading it lazily keeps
@@ -74,7 +74,7 @@ class LossNames(Sequence[str]):
         return value in self._names()
 
 
-def parse_option(text: str) -> tuple[str, Any]:
+def _parse_option(text: str) -> tuple[str, Any]:
     """``"scale=20"`` -> ``("scale", 20)``: the value is a Python literal (number, bool, tuple)
     where it reads as one, else the string."""
     name, sep, value = text.partition("=")
@@ -87,7 +87,7 @@ def parse_option(text: str) -> tuple[str, Any]:
     return name.strip().replace("-", "_"), parsed
 
 
-def parse_columns(text: str) -> list[str]:
+def _parse_columns(text: str) -> list[str]:
     """``"question,answer"`` -> ``["question", "answer"]``."""
     names = [part.strip() for part in text.split(",") if part.strip()]
     if not names:
@@ -100,7 +100,7 @@ def parse_columns(text: str) -> list[str]:
 
 def objective_options(args: argparse.Namespace) -> dict[str, Any]:
     """The objective options given on the command line (flags, then ``--loss-option``)."""
-    options = {name: getattr(args, name) for name in OPTION_FLAGS}
+    options = {name: getattr(args, name) for name in _OPTION_FLAGS}
     options = {k: v for k, v in options.items() if v is not None and v is not False}
     if options.get("score_range") is not None:
         options["score_range"] = tuple(options["score_range"])
@@ -173,7 +173,7 @@ def _train(args: argparse.Namespace) -> int:
     }
     out = result.encoder.save(args.out)
     log_path = write_json(
-        Path(args.log) if args.log else out / LOG_FILE, {**log, "output": str(out)}
+        Path(args.log) if args.log else out / _LOG_FILE, {**log, "output": str(out)}
     )
     record = result.record
     print(
@@ -200,7 +200,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_options(parser)
     parser.set_defaults(batch_size=16)
     parser.add_argument(
-        "--loss", required=True, choices=LossNames(), metavar="LOSS", help="%(choices)s"
+        "--loss", required=True, choices=_LossNames(), metavar="LOSS", help="%(choices)s"
     )
     parser.add_argument(
         "--train",
@@ -216,7 +216,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--text-columns",
-        type=parse_columns,
+        type=_parse_columns,
         default=None,
         metavar="A,B,...",
         help="the file's text columns, in this order (default: every other column, in file order)",
@@ -276,13 +276,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     options.add_argument(
         "--loss-option",
-        type=parse_option,
+        type=_parse_option,
         action="append",
         metavar="NAME=VALUE",
         help="any other option of the objective, e.g. scale=20 (repeatable)",
     )
     parser.add_argument(
-        "--log", default=None, help=f"where to write the log (default DIR/{LOG_FILE})"
+        "--log", default=None, help=f"where to write the log (default DIR/{_LOG_FILE})"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

@@ -137,7 +137,7 @@ def local_file(root: Path, relative: str) -> Path:
     return path
 
 
-def offline_error(what: str) -> DataNotFoundError:
+def _offline_error(what: str) -> DataNotFoundError:
     """The error for 'no local folder and no hub': it says both ways out."""
     why = (
         "HF_HUB_OFFLINE=1 is set"
@@ -376,15 +376,15 @@ def load_hub_dataset(what: str, dataset_id: str, *args: Any, **kwargs: Any) -> A
     unchanged (``name``, ``split=``, ``streaming=``, ...), which checks them itself.
     """
     if hf_offline():
-        raise offline_error(what)
+        raise _offline_error(what)
     try:
         from datasets import load_dataset
     except ImportError:
-        raise offline_error(what) from None
+        raise _offline_error(what) from None
     try:
         return load_dataset(dataset_id, *args, **kwargs)
     except Exception as exc:  # network errors come in many types
-        raise offline_error(f"{what} from the hub ({dataset_id}: {exc})") from exc
+        raise _offline_error(f"{what} from the hub ({dataset_id}: {exc})") from exc
 
 
 __all__ = [
@@ -398,7 +398,6 @@ __all__ = [
     "load_hub_dataset",
     "local_file",
     "local_root",
-    "offline_error",
     "read_data_file",
     "read_table",
     "read_tsv",

@@ -85,33 +85,33 @@ logger = logging.getLogger(__name__)
 
 #: The datasets :func:`load_msmarco` loads (described in the module docstring).
 DATASETS: tuple[str, ...] = ("msmarco-dev-subset", "trec-dl19", "trec-dl20", "msmarco-dev")
-CORPORA: tuple[str, ...] = ("mini", "full")
+_CORPORA: tuple[str, ...] = ("mini", "full")
 
 #: The corpus each dataset uses when none is asked for.
-DEFAULT_CORPUS = {
+_DEFAULT_CORPUS = {
     "msmarco-dev-subset": "mini",
     "trec-dl19": "mini",
     "trec-dl20": "full",
     "msmarco-dev": "full",
 }
 #: Lowest grade the binary measures count as relevant (TREC DL passage convention: 2).
-RELEVANCE_THRESHOLD = {
+_RELEVANCE_THRESHOLD = {
     "msmarco-dev-subset": 1,
     "trec-dl19": 2,
     "trec-dl20": 2,
     "msmarco-dev": 1,
 }
 #: Local topic folders (under ``msmarco/`` of the data folder).
-LOCAL_TOPICS = {
+_LOCAL_TOPICS = {
     "msmarco-dev-subset": "dev_small_subset",
     "trec-dl19": "trec_dl2019",
     "trec-dl20": "trec_dl2020",
     "msmarco-dev": "dev_small",
 }
 #: dataset -> qrels split of :data:`HUB_ID` (the dev subset is rebuilt from the ``dev`` split).
-HUB_QRELS_SPLIT = {"msmarco-dev": "dev", "trec-dl19": "test"}
+_HUB_QRELS_SPLIT = {"msmarco-dev": "dev", "trec-dl19": "test"}
 #: Datasets whose topics are rebuilt from the hub with the shipped qid lists.
-REBUILT_TOPICS = ("msmarco-dev-subset",)
+_REBUILT_TOPICS = ("msmarco-dev-subset",)
 #: Passages in the full MS MARCO v1 passage collection.
 FULL_COLLECTION_SIZE = 8_841_823
 
@@ -229,8 +229,8 @@ def check_msmarco_dataset(name: str) -> str:
 
 def _check_corpus(dataset: str, corpus: str | None) -> str:
     if corpus is None:
-        return DEFAULT_CORPUS[dataset]
-    if corpus not in CORPORA:
+        return _DEFAULT_CORPUS[dataset]
+    if corpus not in _CORPORA:
         raise ValueError(
             f"unknown corpus {corpus!r}; choose 'mini' (corpus_mini.tsv, 16,799 passages) or "
             "'full' (the 8.8M-passage collection, streamed from the hub)"
@@ -245,7 +245,7 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
         dataset: one of :data:`DATASETS` (module docstring).
         corpus: ``"mini"`` (the data folder's 16,799-passage ``corpus_mini.tsv``) or ``"full"``
             (the 8.8M collection, streamed from the hub); ``None`` = the dataset's default
-            (:data:`DEFAULT_CORPUS`). The profiles' ``msmarco_corpus`` size picks ``mini`` for
+            (``_DEFAULT_CORPUS``). The profiles' ``msmarco_corpus`` size picks ``mini`` for
             ``quick`` and ``full`` for ``full``.
 
     Returns:
@@ -283,9 +283,9 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
     else:
         corpus_obj = _hub_corpus(name, root)
         corpus_source = corpus_obj.source
-    if RELEVANCE_THRESHOLD[name] > 1:
+    if _RELEVANCE_THRESHOLD[name] > 1:
         notes.append(
-            f"binary measures count grade >= {RELEVANCE_THRESHOLD[name]} as relevant (TREC DL "
+            f"binary measures count grade >= {_RELEVANCE_THRESHOLD[name]} as relevant (TREC DL "
             "convention); nDCG uses the graded gains"
         )
     data = MSMarcoData(
@@ -294,7 +294,7 @@ def load_msmarco(dataset: str, corpus: str | None = None) -> MSMarcoData:
         qrels=qrels,
         corpus=corpus_obj,
         corpus_name=corpus_name,
-        relevance_threshold=RELEVANCE_THRESHOLD[name],
+        relevance_threshold=_RELEVANCE_THRESHOLD[name],
         source=f"topics: {topic_source}; corpus: {corpus_source}",
         files=tuple(files),
         notes=tuple(notes),
@@ -333,7 +333,7 @@ def _topics(name: str, root: Path | None) -> tuple[dict[str, str], Qrels, tuple[
     if root is not None:
         queries, qrels, files = _local_topics(root, name)
         return queries, qrels, files, LOCAL_DATA_SOURCE
-    if name in REBUILT_TOPICS:
+    if name in _REBUILT_TOPICS:
         folder = hub_msmarco_folder(corpus=False)
         queries, qrels, files = _local_topics(folder, name)
         return (
@@ -376,7 +376,7 @@ def _judged_queries(queries: Mapping[str, str], qrels: Qrels, what: str) -> dict
 
 
 def _local_topics(root: Path, name: str) -> tuple[dict[str, str], Qrels, tuple[Path, ...]]:
-    folder = f"msmarco/{LOCAL_TOPICS[name]}"
+    folder = f"msmarco/{_LOCAL_TOPICS[name]}"
     q_table = read_data_file(root, f"{folder}/queries.tsv", ("qid", "query"), f"{name} queries")
     r_table = read_data_file(
         root, f"{folder}/qrels.tsv", ("qid", "pid", "relevance"), f"{name} qrels"
@@ -411,13 +411,13 @@ def _load_dataset(*args: Any, **kwargs: Any) -> Any:
 
 
 def _hub_topics(name: str) -> tuple[dict[str, str], Qrels]:
-    if name not in HUB_QRELS_SPLIT:
+    if name not in _HUB_QRELS_SPLIT:
         raise DataNotFoundError(
             f"{name} has no copy on the hub: its queries and qrels come from the project's data "
-            f"folder ({LOCAL_TOPICS[name]}/ of its msmarco/ folder). Set {DATA_ENV}=/path/to/data, "
-            f"or use one of {', '.join((*REBUILT_TOPICS, *HUB_QRELS_SPLIT))} from the hub."
+            f"folder ({_LOCAL_TOPICS[name]}/ of its msmarco/ folder). Set {DATA_ENV}=/path/to/data, "
+            f"or use one of {', '.join((*_REBUILT_TOPICS, *_HUB_QRELS_SPLIT))} from the hub."
         )
-    split = HUB_QRELS_SPLIT[name]
+    split = _HUB_QRELS_SPLIT[name]
     raw = _load_dataset(HUB_ID, "default", split=split)
     qrels = _read_qrels(
         zip(raw["query-id"], raw["corpus-id"], raw["score"], strict=True), f"{HUB_ID}[{split}]"
@@ -700,14 +700,8 @@ def candidate_pairs(
 
 
 __all__ = [
-    "CORPORA",
     "DATASETS",
-    "DEFAULT_CORPUS",
     "FULL_COLLECTION_SIZE",
-    "HUB_QRELS_SPLIT",
-    "LOCAL_TOPICS",
-    "REBUILT_TOPICS",
-    "RELEVANCE_THRESHOLD",
     "MSMarcoData",
     "QuerySplit",
     "StreamedCorpus",

@@ -44,9 +44,7 @@ __all__ = [
     "ID_DIR",
     "ID_FILES",
     "MINI_CORPUS",
-    "SUBSET",
     "bm25_candidates_file",
-    "corpus_mini_pids",
     "hub_folder",
     "hub_msmarco_folder",
     "mini_corpus_head",
@@ -59,8 +57,8 @@ logger = logging.getLogger(__name__)
 #: Hub source of the full collection, all queries and the dev / DL19 qrels.
 HUB_ID = "mteb/msmarco"
 MINI_CORPUS = "msmarco/corpus_mini.tsv"
-SUBSET = "msmarco/dev_small_subset"
-BM25_CANDIDATES = f"{SUBSET}/bm25_candidates.tsv"
+_SUBSET = "msmarco/dev_small_subset"
+BM25_CANDIDATES = f"{_SUBSET}/bm25_candidates.tsv"
 #: The id lists shipped with the library.
 ID_DIR = Path(__file__).parent / "ids"
 #: The id list behind each rebuilt file, shipped with the library (made by :func:`write_id_lists`).
@@ -83,7 +81,7 @@ def _ids(key: str, column: str) -> list[str]:
     )
 
 
-def corpus_mini_pids() -> list[str]:
+def _corpus_mini_pids() -> list[str]:
     """The 16,799 ``corpus_mini`` passage ids, in the data folder's order (ascending pid)."""
     return _ids("corpus_mini", "pid")
 
@@ -152,12 +150,12 @@ def _build_subset_topics(folder: Path) -> None:
     if lost:
         raise _missing("dev-subset queries", lost, len(qids))
     _write(
-        folder / SUBSET / "qrels.tsv",
+        folder / _SUBSET / "qrels.tsv",
         ("qid", "pid", "relevance"),
         ((q, p, g) for q in qids for p, g in by_qid[q]),
     )
     _write(
-        folder / SUBSET / "queries.tsv",
+        folder / _SUBSET / "queries.tsv",
         ("qid", "query"),
         ((q, _clean(texts[q], f"query {q}")) for q in qids),
     )
@@ -203,10 +201,10 @@ def _build_corpus(folder: Path) -> None:
 def _expected_ids(relative: str) -> tuple[str, list[str]]:
     """The id column of a rebuilt file and the ids it must hold, in order (the shipped lists)."""
     if relative == MINI_CORPUS:
-        return "pid", corpus_mini_pids()
-    if relative == f"{SUBSET}/queries.tsv":
+        return "pid", _corpus_mini_pids()
+    if relative == f"{_SUBSET}/queries.tsv":
         return "qid", topic_qids("dev_small_subset")
-    if relative == f"{SUBSET}/qrels.tsv":
+    if relative == f"{_SUBSET}/qrels.tsv":
         return "qid", topic_qids("dev_small_subset")  # one positive each, in the list's order
     return "pid", read_table(bm25_candidates_file()).column("pid")
 
@@ -235,7 +233,7 @@ def hub_msmarco_folder(corpus: bool = True, topics: bool = True) -> Path:
     """
     folder = hub_folder()
     if topics and not all(
-        _complete(folder, f"{SUBSET}/{name}.tsv") for name in ("queries", "qrels")
+        _complete(folder, f"{_SUBSET}/{name}.tsv") for name in ("queries", "qrels")
     ):
         _build_subset_topics(folder)
     if topics and not _complete(folder, BM25_CANDIDATES):
@@ -256,7 +254,7 @@ def mini_corpus_head(n: int) -> tuple[list[str], str]:
     if _complete(folder, MINI_CORPUS):
         table = read_table(folder / MINI_CORPUS, ("passage",))
         return table.texts("passage")[:n], str(folder / MINI_CORPUS)
-    pids = corpus_mini_pids()[:n]
+    pids = _corpus_mini_pids()[:n]
     texts = dict(_stream_passages(pids))
     return [texts[p] for p in pids], f"hub:{HUB_ID}[corpus] (first {len(pids)} corpus_mini pids)"
 
@@ -277,7 +275,7 @@ def write_id_lists(root: Path, out: Path = ID_DIR) -> dict[str, Path]:
         return path
 
     corpus = read_table(root / MINI_CORPUS, ("pid", "origin"))
-    subset = read_table(root / SUBSET / "queries.tsv", ("qid",))
+    subset = read_table(root / _SUBSET / "queries.tsv", ("qid",))
     dl19 = read_table(root / "msmarco/trec_dl2019/queries.tsv", ("qid",))
     bm25 = read_table(root / BM25_CANDIDATES)
     return {

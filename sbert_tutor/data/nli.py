@@ -49,17 +49,12 @@ from sbert_tutor.settings import DATA_ENV, LOCAL_DATA_SOURCE
 from sbert_tutor.validation import check_choice, check_same_length
 
 __all__ = [
-    "ALLNLI_PARTS",
-    "HUB_NLI",
-    "LABEL_IDS",
     "NLIData",
     "NLI_LABELS",
-    "NLI_SPLITS",
     "NLI_TASKS",
     "SubstituteDataWarning",
     "as_nli",
     "check_nli_task",
-    "concat_nli",
     "entailment_pairs",
     "group_negatives",
     "group_positives",
@@ -68,7 +63,6 @@ __all__ = [
     "load_nli",
     "load_nli_train",
     "nli_triplets",
-    "normalize_label",
     "supmpn_groups",
 ]
 
@@ -76,11 +70,11 @@ logger = logging.getLogger(__name__)
 
 #: Label names by id (the order of ``stanfordnlp/snli`` and ``nyu-mll/multi_nli``).
 NLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
-LABEL_IDS: dict[str, int] = {name: i for i, name in enumerate(NLI_LABELS)}
+_LABEL_IDS: dict[str, int] = {name: i for i, name in enumerate(NLI_LABELS)}
 
 NLI_TASKS: tuple[str, ...] = ("snli", "multinli", "allnli", "sick")
 #: The splits of each NLI task.
-NLI_SPLITS: dict[str, tuple[str, ...]] = {
+_NLI_SPLITS: dict[str, tuple[str, ...]] = {
     "snli": ("train", "dev", "test"),
     "multinli": ("train", "dev", "dev_mismatched"),
     "allnli": ("train", "dev"),
@@ -89,7 +83,7 @@ NLI_SPLITS: dict[str, tuple[str, ...]] = {
 #: Hugging Face hub sources: task -> (dataset id, {our split: hub split}).
 #: Both use premise / hypothesis / label columns with ids 0 entailment, 1 neutral, 2 contradiction
 #: and -1 for pairs without a gold label.
-HUB_NLI: dict[str, tuple[str, dict[str, str]]] = {
+_HUB_NLI: dict[str, tuple[str, dict[str, str]]] = {
     "snli": ("stanfordnlp/snli", {"train": "train", "dev": "validation", "test": "test"}),
     "multinli": (
         "nyu-mll/multi_nli",
@@ -97,7 +91,7 @@ HUB_NLI: dict[str, tuple[str, dict[str, str]]] = {
     ),
 }
 #: ``allnli`` = these (task, split) parts, concatenated.
-ALLNLI_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
+_ALLNLI_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
     "train": (("snli", "train"), ("multinli", "train")),
     "dev": (("snli", "dev"), ("multinli", "dev")),
 }
@@ -150,7 +144,7 @@ class NLIData:
             {"premises": self.premises, "hypotheses": self.hypotheses, "labels": self.labels}
         )
         for i, label in enumerate(self.labels):
-            if label not in LABEL_IDS:
+            if label not in _LABEL_IDS:
                 raise ValueError(
                     f"labels[{i}] = {label!r} is not an NLI label; use one of {list(NLI_LABELS)} "
                     "(or their ids 0, 1, 2)"
@@ -162,7 +156,7 @@ class NLIData:
     @property
     def label_ids(self) -> np.ndarray:
         """Labels as ids (``int64``): 0 entailment, 1 neutral, 2 contradiction."""
-        return np.array([LABEL_IDS[x] for x in self.labels], dtype=np.int64)
+        return np.array([_LABEL_IDS[x] for x in self.labels], dtype=np.int64)
 
     def label_counts(self) -> dict[str, int]:
         """Pairs per label, in :data:`NLI_LABELS` order."""
@@ -183,11 +177,11 @@ def check_nli_task(name: str) -> str:
     return check_choice(name, NLI_TASKS, "NLI task", key=key)
 
 
-def normalize_label(value: Any, where: str = "label") -> str:
+def _normalize_label(value: Any, where: str = "label") -> str:
     """Map a label name (any case) or id (0, 1, 2) to its name in :data:`NLI_LABELS`."""
     if isinstance(value, str):
         key = value.strip().lower()
-        if key in LABEL_IDS:
+        if key in _LABEL_IDS:
             return key
     elif isinstance(value, int | np.integer) and not isinstance(value, bool):
         if 0 <= int(value) < len(NLI_LABELS):
@@ -201,8 +195,8 @@ def normalize_label(value: Any, where: str = "label") -> str:
 
 
 def _check_split(task: str, split: str) -> str:
-    if split not in NLI_SPLITS[task]:
-        raise ValueError(f"{task} has no split {split!r}; it has: {', '.join(NLI_SPLITS[task])}")
+    if split not in _NLI_SPLITS[task]:
+        raise ValueError(f"{task} has no split {split!r}; it has: {', '.join(_NLI_SPLITS[task])}")
     return split
 
 
@@ -213,7 +207,7 @@ def load_nli(name: str, split: str = "train") -> NLIData:
     Args:
         name: ``"snli"``, ``"multinli"`` (alias ``"mnli"``), ``"allnli"`` (SNLI + MultiNLI) or
             ``"sick"`` (SICK entailment labels); case-insensitive.
-        split: see :data:`NLI_SPLITS`; ``"dev"`` of MultiNLI is its matched validation set.
+        split: see ``_NLI_SPLITS``; ``"dev"`` of MultiNLI is its matched validation set.
 
     Returns:
         :class:`NLIData`.
@@ -226,8 +220,8 @@ def load_nli(name: str, split: str = "train") -> NLIData:
     task = check_nli_task(name)
     split = _check_split(task, split)
     if task == "allnli":
-        parts = [load_nli(t, s) for t, s in ALLNLI_PARTS[split]]
-        data = concat_nli(parts, name="allnli", split=split)
+        parts = [load_nli(t, s) for t, s in _ALLNLI_PARTS[split]]
+        data = _concat_nli(parts, name="allnli", split=split)
     else:
         root = local_root()
         data = _load_local(root, task, split) if root is not None else _load_hub(task, split)
@@ -253,10 +247,10 @@ def load_nli_train() -> NLIData:
         stacklevel=2,
     )
     parts = [load_nli("snli", "dev"), load_nli("snli", "test")]
-    return concat_nli(parts, name="snli", split="dev+test (substitute for train)")
+    return _concat_nli(parts, name="snli", split="dev+test (substitute for train)")
 
 
-def concat_nli(
+def _concat_nli(
     parts: Sequence[NLIData], name: str | None = None, split: str | None = None
 ) -> NLIData:
     """Concatenate NLI data sets (sources and files are kept)."""
@@ -293,7 +287,7 @@ def _load_local(root: Path, task: str, split: str) -> NLIData:
     premises = table.texts(cols[0])
     hypotheses = table.texts(cols[1])
     labels = [
-        normalize_label(y, where=f"{table.where(i)}: label")
+        _normalize_label(y, where=f"{table.where(i)}: label")
         for i, y in enumerate(table.column(cols[2]))
     ]
     path = table.path
@@ -301,12 +295,12 @@ def _load_local(root: Path, task: str, split: str) -> NLIData:
 
 
 def _load_hub(task: str, split: str) -> NLIData:
-    if task not in HUB_NLI:
+    if task not in _HUB_NLI:
         raise DataNotFoundError(
             f"{task} entailment labels are read from the local data folder only: set "
             f"{DATA_ENV}=/path/to/data (hub copies of SICK use other splits: 4,439 / 495 / 4,906)."
         )
-    dataset_id, split_map = HUB_NLI[task]
+    dataset_id, split_map = _HUB_NLI[task]
     ds = load_hub_dataset(f"{task}/{split}", dataset_id, split=split_map[split])
     premises, hypotheses, labels = [], [], []
     dropped = 0
@@ -316,7 +310,7 @@ def _load_hub(task: str, split: str) -> NLIData:
             continue
         premises.append(p)
         hypotheses.append(h)
-        labels.append(normalize_label(y, where=f"{dataset_id} label"))
+        labels.append(_normalize_label(y, where=f"{dataset_id} label"))
     if dropped:
         logger.info("%s/%s: dropped %d pairs without a gold label", task, split, dropped)
     return NLIData(
@@ -394,7 +388,7 @@ def as_nli(
                     "non-empty string (drop or fill that row)"
                 )
     labels = [
-        normalize_label(y, where=f"label of row {i}") for i, y in enumerate(columns[label_column])
+        _normalize_label(y, where=f"label of row {i}") for i, y in enumerate(columns[label_column])
     ]
     return NLIData(name, "user", list(premises), list(hypotheses), labels, "user data")
 

@@ -66,10 +66,8 @@ from sbert_tutor.settings import LOCAL_DATA_SOURCE
 __all__ = [
     "DISPLAY_NAMES",
     "HUB_DATASETS",
-    "HUB_LABEL_MAPS",
     "HUB_NOTES",
     "HubPart",
-    "LABEL_NAMES",
     "SPLITS",
     "TRANSFER_TASKS",
     "TransferSplit",
@@ -93,7 +91,7 @@ DISPLAY_NAMES = {
     "mrpc": "MRPC",
 }
 #: Class names by label id, in SentEval's numbering.
-LABEL_NAMES: dict[str, tuple[str, ...]] = {
+_LABEL_NAMES: dict[str, tuple[str, ...]] = {
     "mr": ("negative", "positive"),
     "cr": ("negative", "positive"),
     "subj": ("subjective", "objective"),
@@ -167,7 +165,7 @@ HUB_DATASETS: dict[str, dict[str, tuple[HubPart, ...]]] = {
 }
 #: Hub label id -> SentEval label id, where the two differ. CogComp/trec numbers its coarse classes
 #: ABBR, ENTY, DESC, HUM, LOC, NUM; SentEval ABBR, DESC, ENTY, HUM, LOC, NUM.
-HUB_LABEL_MAPS: dict[str, dict[int, int]] = {"trec": {0: 0, 1: 2, 2: 1, 3: 3, 4: 4, 5: 5}}
+_HUB_LABEL_MAPS: dict[str, dict[int, int]] = {"trec": {0: 0, 1: 2, 2: 1, 3: 3, 4: 4, 5: 5}}
 #: How each hub copy differs from SentEval's files (kept on every task loaded from the hub).
 HUB_NOTES = {
     "mr": "rotten_tomatoes: the 10,662 sentences of MR, split 8,530/1,066/1,066 (rejoined here), "
@@ -384,12 +382,12 @@ def _parse_sst(path: Path, line_no: int, line: str) -> tuple[str, int]:
 def _parse_trec(path: Path, line_no: int, line: str) -> tuple[str, int]:
     coarse, sep, rest = line.strip().partition(":")
     fine_and_question = rest.split(" ", 1)
-    if not sep or coarse not in LABEL_NAMES["trec"] or len(fine_and_question) != 2:
+    if not sep or coarse not in _LABEL_NAMES["trec"] or len(fine_and_question) != 2:
         raise DataFileError(
             f"{path}:{line_no}: expected 'COARSE:fine question' with COARSE one of "
-            f"{', '.join(LABEL_NAMES['trec'])}, got {line[:80]!r}"
+            f"{', '.join(_LABEL_NAMES['trec'])}, got {line[:80]!r}"
         )
-    return _words(fine_and_question[1]), LABEL_NAMES["trec"].index(coarse)
+    return _words(fine_and_question[1]), _LABEL_NAMES["trec"].index(coarse)
 
 
 def _read_lines_as(
@@ -449,7 +447,7 @@ def _load_local(root: Path, task: str) -> TransferTask:
     return TransferTask(
         name=task,
         splits=splits,
-        label_names=LABEL_NAMES[task],
+        label_names=_LABEL_NAMES[task],
         source=LOCAL_DATA_SOURCE,
         files=files,
     )
@@ -457,8 +455,8 @@ def _load_local(root: Path, task: str) -> TransferTask:
 
 # ------------------------------------------------------------------------------------------ hub
 def _hub_labels(task: str, values: Sequence[object], where: str) -> list[int]:
-    mapping = HUB_LABEL_MAPS.get(task)
-    n_classes = len(LABEL_NAMES[task])
+    mapping = _HUB_LABEL_MAPS.get(task)
+    n_classes = len(_LABEL_NAMES[task])
     labels = []
     for i, value in enumerate(values):
         label = int(value)  # type: ignore[call-overload]
@@ -493,7 +491,7 @@ def _load_hub(task: str) -> TransferTask:
     return TransferTask(
         name=task,
         splits=splits,
-        label_names=LABEL_NAMES[task],
+        label_names=_LABEL_NAMES[task],
         source="hub:" + ", ".join(ids),
         note=HUB_NOTES[task],
     )

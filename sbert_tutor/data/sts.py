@@ -41,11 +41,9 @@ __all__ = [
     "DISPLAY_NAMES",
     "HUB_DATASETS",
     "HUB_NOTES",
-    "SCORE_RANGES",
     "SPLITS",
     "STSData",
     "STS_TASKS",
-    "STS_VARIANTS",
     "STS_YEARS",
     "check_task",
     "load_sts",
@@ -70,7 +68,7 @@ SPLITS = {
     "stsb": ("train", "dev", "test"),
     "sickr": ("train", "dev", "test"),
 }
-SCORE_RANGES = {**{t: (0.0, 5.0) for t in STS_YEARS}, "stsb": (0.0, 5.0), "sickr": (1.0, 5.0)}
+_SCORE_RANGES = {**{t: (0.0, 5.0) for t in STS_YEARS}, "stsb": (0.0, 5.0), "sickr": (1.0, 5.0)}
 
 #: Hugging Face hub sources used when ``SBERT_TUTOR_DATA`` is unset:
 #: task -> (dataset id, {our split: hub split}, sentence columns, score column, score multiplier).
@@ -91,7 +89,7 @@ HUB_DATASETS: dict[str, tuple[str, dict[str, str], tuple[str, str], str, float]]
     ),
     "sickr": ("mteb/sickr-sts", {"test": "test"}, ("sentence1", "sentence2"), "score", 1.0),
 }
-STS_VARIANTS = ("raw", "senteval_tok")
+_STS_VARIANTS = ("raw", "senteval_tok")
 #: How a hub copy differs from the published data set the papers report on (kept on the data).
 HUB_NOTES: dict[str, str] = {
     **{
@@ -285,8 +283,8 @@ def load_sts(name: str, split: str = "test", variant: str = "raw") -> STSData:
     """
     task = check_task(name)
     split = _check_split(task, split)
-    if variant not in STS_VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(STS_VARIANTS)}")
+    if variant not in _STS_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(_STS_VARIANTS)}")
     root = local_root()
     data = (
         _load_local(root, task, split, variant)
@@ -317,7 +315,7 @@ def _year_files(root: Path, task: str, variant: str) -> list[str]:
 
 
 def _load_local(root: Path, task: str, split: str, variant: str) -> STSData:
-    low, high = SCORE_RANGES[task]
+    low, high = _SCORE_RANGES[task]
     if task in STS_YEARS:
         relatives = _year_files(root, task, variant)
         columns: tuple[str, ...] = ("score", "sentence1", "sentence2")
@@ -351,7 +349,7 @@ def _load_local(root: Path, task: str, split: str, variant: str) -> STSData:
         source=LOCAL_DATA_SOURCE,
         files=tuple(t.path for t in tables),
         labels=tables[0].column("entailment_judgment") if task == "sickr" else None,
-        score_range=SCORE_RANGES[task],
+        score_range=_SCORE_RANGES[task],
         meta={"variant": variant} if task in STS_YEARS else {},
     )
 
@@ -379,7 +377,7 @@ def _load_hub(task: str, split: str, variant: str = "raw") -> STSData:
         scores=scores,
         subsets=[DISPLAY_NAMES[task] if task not in STS_YEARS else "all"] * n,
         source=f"hub:{dataset_id}[{split_map[split]}]",
-        score_range=SCORE_RANGES[task],
+        score_range=_SCORE_RANGES[task],
         notes=notes,
     )
 

@@ -46,11 +46,11 @@ from sbert_tutor.encoders.st_format import UnsupportedModelError, read_json, rea
 logger = logging.getLogger(__name__)
 
 #: ``config_sentence_transformers.json``'s ``model_type`` of a cross-encoder.
-MODEL_TYPE = "CrossEncoder"
+_MODEL_TYPE = "CrossEncoder"
 #: The ``config.json`` keys that hold the activation: 4.x-5.x, then < 4.
-CONFIG_KEY = "sentence_transformers"
-LEGACY_CONFIG_KEY = "sbert_ce_default_activation_function"
-TASK = "sequence-classification"
+_CONFIG_KEY = "sentence_transformers"
+_LEGACY_CONFIG_KEY = "sbert_ce_default_activation_function"
+_TASK = "sequence-classification"
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,11 @@ def _config_activation(folder: Path) -> tuple[str | None, str | None]:
     """``(activation, layout)`` from ``config.json`` (the 4.x-5.x key, else the < 4 key)."""
     path = folder / "config.json"
     cfg = read_json(path) if path.is_file() else {}
-    saved = cfg.get(CONFIG_KEY)
+    saved = cfg.get(_CONFIG_KEY)
     if isinstance(saved, dict) and saved.get("activation_fn"):
         return str(saved["activation_fn"]), "sentence-transformers 4.x-5.x CrossEncoder folder"
-    if cfg.get(LEGACY_CONFIG_KEY):
-        return str(cfg[LEGACY_CONFIG_KEY]), "sentence-transformers < 4 CrossEncoder folder"
+    if cfg.get(_LEGACY_CONFIG_KEY):
+        return str(cfg[_LEGACY_CONFIG_KEY]), "sentence-transformers < 4 CrossEncoder folder"
     return None, None
 
 
@@ -105,7 +105,7 @@ def read_cross_encoder_folder(folder: Path) -> CrossEncoderFolder:
             {},
             "sentence-transformers bi-encoder folder (its transformer, a new classification head)",
         )
-    if kind != MODEL_TYPE:
+    if kind != _MODEL_TYPE:
         raise UnsupportedModelError(
             f"{st_file} says this is a {kind}, not a CrossEncoder; load it with "
             f"sentence-transformers' {kind}."
@@ -120,11 +120,11 @@ def read_cross_encoder_folder(folder: Path) -> CrossEncoderFolder:
         )
     module_file = folder / "sentence_bert_config.json"
     module_config = read_json(module_file) if module_file.is_file() else {}
-    task = module_config.get("transformer_task", TASK)
-    if task != TASK:
+    task = module_config.get("transformer_task", _TASK)
+    if task != _TASK:
         raise UnsupportedModelError(
             f"{module_file} asks for transformer_task={task!r}; sbert_tutor's CrossEncoder runs "
-            f"{TASK!r} models only. Load this model with sentence-transformers instead."
+            f"{_TASK!r} models only. Load this model with sentence-transformers instead."
         )
     tokenizer_kwargs = dict(
         module_config.get("processor_kwargs") or module_config.get("tokenizer_args") or {}
@@ -139,7 +139,7 @@ def read_cross_encoder_folder(folder: Path) -> CrossEncoderFolder:
     )
 
 
-def default_activation(num_labels: int) -> nn.Module:
+def _default_activation(num_labels: int) -> nn.Module:
     """sentence-transformers' default: :math:`\\sigma(z) = 1 / (1 + e^{-z})` for one label (a
     score in (0, 1)), the identity (raw logits) for several."""
     return nn.Sigmoid() if num_labels == 1 else nn.Identity()
@@ -152,16 +152,16 @@ def load_activation(name: str | None, num_labels: int) -> nn.Module:
     ``trust_remote_code``); any other name is logged and replaced by the default.
     """
     if name is None:
-        return default_activation(num_labels)
+        return _default_activation(num_labels)
     module_name, _, class_name = name.rpartition(".")
     if not name.startswith("torch.") or not module_name:
         logger.warning(
             "activation %r is not a torch class; using the default (%s) instead. Pass "
             "activation_fn=... to from_pretrained to choose one.",
             name,
-            type(default_activation(num_labels)).__name__,
+            type(_default_activation(num_labels)).__name__,
         )
-        return default_activation(num_labels)
+        return _default_activation(num_labels)
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError):
@@ -178,14 +178,13 @@ def write_cross_encoder_config(folder: Path, activation: Any) -> None:
     path = folder / "config.json"
     cfg = read_json(path)
     name = activation_name(activation)
-    cfg[CONFIG_KEY] = {"activation_fn": name}
-    cfg[LEGACY_CONFIG_KEY] = name
+    cfg[_CONFIG_KEY] = {"activation_fn": name}
+    cfg[_LEGACY_CONFIG_KEY] = name
     path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 __all__ = [
     "CrossEncoderFolder",
-    "default_activation",
     "load_activation",
     "read_cross_encoder_folder",
     "write_cross_encoder_config",

@@ -20,12 +20,12 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["DEFAULT_ACTIVATION", "Dense", "activation_from_name", "activation_name"]
+__all__ = ["Dense", "activation_name"]
 
-DEFAULT_ACTIVATION = "torch.nn.modules.activation.Tanh"
+_DEFAULT_ACTIVATION = "torch.nn.modules.activation.Tanh"
 
 
-def activation_from_name(name: str | None, where: str = "") -> nn.Module:
+def _activation_from_name(name: str | None, where: str = "") -> nn.Module:
     """A ``torch.nn`` activation from its dotted class name (only ``torch.nn`` classes are built)."""
     if name is None:
         return nn.Identity()
@@ -102,7 +102,9 @@ class Dense(nn.Module):
                 f"{where}a Dense module on {cfg['module_input_name']!r} (not the sentence "
                 "embedding) is not supported; load this model with sentence-transformers instead."
             )
-        activation = activation_from_name(cfg.get("activation_function", DEFAULT_ACTIVATION), where)
+        activation = _activation_from_name(
+            cfg.get("activation_function", _DEFAULT_ACTIVATION), where
+        )
         layer = cls(
             cfg["in_features"],
             cfg["out_features"],

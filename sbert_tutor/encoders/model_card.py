@@ -28,12 +28,12 @@ from typing import Any
 
 from sbert_tutor.provenance import package_versions
 
-__all__ = ["LIBRARY_NAME", "PIPELINE_TAG", "TAGS", "base_model", "model_card"]
+__all__ = ["base_model", "model_card"]
 
 #: The card's hub metadata (as sentence-transformers writes it).
-LIBRARY_NAME = "sentence-transformers"
-PIPELINE_TAG = "sentence-similarity"
-TAGS = ("sentence-transformers", "sentence-similarity", "feature-extraction")
+_LIBRARY_NAME = "sentence-transformers"
+_PIPELINE_TAG = "sentence-similarity"
+_TAGS = ("sentence-transformers", "sentence-similarity", "feature-extraction")
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _EXAMPLES = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
 
@@ -74,8 +74,8 @@ def base_model(info: dict[str, Any]) -> str | None:
 
 
 def _front_matter(base: str | None) -> str:
-    lines = ["---", f"library_name: {LIBRARY_NAME}", f"pipeline_tag: {PIPELINE_TAG}", "tags:"]
-    lines += [f"- {tag}" for tag in TAGS]
+    lines = ["---", f"library_name: {_LIBRARY_NAME}", f"pipeline_tag: {_PIPELINE_TAG}", "tags:"]
+    lines += [f"- {tag}" for tag in _TAGS]
     if base is not None:
         lines.append(f"base_model: {base}")
     return "\n".join([*lines, "---"])

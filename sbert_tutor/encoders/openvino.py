@@ -62,9 +62,9 @@ if TYPE_CHECKING:
 #: ``precision`` names and OpenVINO's ``INFERENCE_PRECISION_HINT`` for each (``"int8"``: for the
 #: operations left unquantised, set by :func:`to_openvino` as ``"auto"`` would).
 PRECISIONS = {"fp32": "f32", "bf16": "bf16", "int8": None}
-INSTALL = 'pip install "sbert-tutor[openvino]"'
+_INSTALL = 'pip install "sbert-tutor[openvino]"'
 #: Sentences a calibration batch holds (``int8``).
-CALIBRATION_BATCH = 16
+_CALIBRATION_BATCH = 16
 
 
 def openvino_precision(precision: str = "auto", native_bf16: bool | None = None) -> str:
@@ -172,7 +172,7 @@ def to_openvino(
     try:
         import openvino as ov
     except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-        raise ImportError(f"to_openvino needs OpenVINO: {INSTALL}") from exc
+        raise ImportError(f"to_openvino needs OpenVINO: {_INSTALL}") from exc
     chosen = openvino_precision(precision)
     sentences = check_calibration(chosen, calibration)
     model = encoder.model
@@ -245,15 +245,15 @@ def quantize_int8(
 ) -> Any:
     """``converted`` (an OpenVINO model of ``encoder``'s transformer) with int8 matrix products:
     NNCF's post-training quantisation for transformers (SmoothQuant, then per-channel weight and
-    per-tensor activation scales from ``sentences``, in batches of :data:`CALIBRATION_BATCH`)."""
+    per-tensor activation scales from ``sentences``, in batches of ``_CALIBRATION_BATCH``)."""
     try:
         import nncf
     except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-        raise ImportError(f"precision='int8' needs NNCF: {INSTALL}") from exc
+        raise ImportError(f"precision='int8' needs NNCF: {_INSTALL}") from exc
     batches = []
-    for start in range(0, len(sentences), CALIBRATION_BATCH):
+    for start in range(0, len(sentences), _CALIBRATION_BATCH):
         tokens = encoder.tokenizer(
-            sentences[start : start + CALIBRATION_BATCH],
+            sentences[start : start + _CALIBRATION_BATCH],
             padding=True,
             truncation=True,
             max_length=encoder.max_seq_length,
@@ -271,8 +271,6 @@ def quantize_int8(
 
 
 __all__ = [
-    "CALIBRATION_BATCH",
-    "INSTALL",
     "PRECISIONS",
     "OpenVINOTransformer",
     "check_calibration",

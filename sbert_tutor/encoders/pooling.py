@@ -34,7 +34,6 @@ from collections.abc import Sequence
 import torch
 
 __all__ = [
-    "PAPER_MODES",
     "POOLING_MODES",
     "check_pooling",
     "cls_pool",
@@ -48,7 +47,7 @@ __all__ = [
 #: The single pooling modes, in sentence-transformers' concatenation order for old configs.
 POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")
 #: The modes of the SBERT paper (what the book compares).
-PAPER_MODES = ("mean", "max", "cls")
+_PAPER_MODES = ("mean", "max", "cls")
 
 
 def pooling_modes(mode: str | Sequence[str]) -> tuple[str, ...]:
@@ -66,7 +65,7 @@ def check_pooling(mode: str | Sequence[str]) -> str:
     parts = pooling_modes(mode)
     bad = [p for p in parts if p not in POOLING_MODES]
     if not parts or bad:
-        known = ", ".join(dict.fromkeys(PAPER_MODES + POOLING_MODES))
+        known = ", ".join(dict.fromkeys(_PAPER_MODES + POOLING_MODES))
         raise ValueError(
             f"unknown pooling {mode!r}; choose one of {known}, or several "
             "joined by '+' (e.g. 'cls+mean') to concatenate them"

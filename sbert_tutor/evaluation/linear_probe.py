@@ -55,7 +55,6 @@ __all__ = [
     "TENACITY",
     "VALIDATION_SPLIT",
     "train_probes",
-    "units_of",
 ]
 
 #: SentEval's classifier settings (``params['classifier']`` of its transfer runs).
@@ -199,7 +198,7 @@ def train_probes(
     # models train in lock-step one batch at a time, so a group shares its number of batches a
     # pass; within a group, units of models that see the same batches (units_of), all of one size
     groups: dict[tuple[int, int], list[list[int]]] = {}
-    for unit in units_of(jobs):
+    for unit in _units_of(jobs):
         key = (-(-len(resolved[unit[0]][0]) // batch_size), len(unit))
         groups.setdefault(key, []).append(unit)
     Xt = torch.from_numpy(np.require(X, requirements="W"))  # joblib hands read-only maps
@@ -237,7 +236,7 @@ def _train_in_processes(X, y, jobs, n_classes, seed, *settings, n_jobs: int) -> 
     from joblib import Parallel, delayed
 
     K = int(n_classes if n_classes is not None else np.max(y) + 1)
-    units = units_of(jobs)
+    units = _units_of(jobs)
     n_jobs = min(n_jobs, len(units))
     if n_jobs < 2:
         return train_probes(X, y, jobs, K, seed, *settings)
@@ -255,7 +254,7 @@ def _train_in_processes(X, y, jobs, n_classes, seed, *settings, n_jobs: int) -> 
     )
 
 
-def units_of(jobs: Sequence[ProbeJob]) -> list[list[int]]:
+def _units_of(jobs: Sequence[ProbeJob]) -> list[list[int]]:
     """Jobs that see the same batches: same training rows and the same validation rule.
 
     Every model shuffles with its own ``RandomState(seed)``, so models with the same training
@@ -309,7 +308,7 @@ def _adam(params):
 def _train_group(Xt, yt, resolved, l2, init, batch_size, epoch_size, tenacity, max_epoch, units):
     """Train models whose passes have the same number of batches; see :func:`train_probes`.
 
-    ``units``: the models (positions in ``resolved``) of each unit (:func:`units_of`), all of one
+    ``units``: the models (positions in ``resolved``) of each unit (``_units_of``), all of one
     size ``S``. A unit trains until all its models have stopped; a stopped model keeps being
     updated with its unit but is no longer scored, so its kept copy and round count are final.
     """

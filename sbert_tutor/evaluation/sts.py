@@ -40,13 +40,11 @@ __all__ = [
     "STSResult",
     "aggregate",
     "aggregations_table",
-    "check_aggregation",
     "correlations",
     "evaluate_sts",
     "evaluate_sts_details",
     "parse_tasks",
     "predict_similarity",
-    "results_note",
     "score_pairs",
     "sts_results_table",
     "subsets_table",
@@ -89,7 +87,7 @@ class STSResult(Result):
         return self.spearman
 
 
-def check_aggregation(aggregation: str) -> str:
+def _check_aggregation(aggregation: str) -> str:
     """Return ``aggregation`` if valid, else raise ``ValueError`` listing the valid ones."""
     return check_choice(aggregation, AGGREGATIONS, "aggregation", key=aggregation)
 
@@ -217,7 +215,7 @@ def _score_sets(
 
 def sts_results_table(results: dict[str, Any], aggregation: str = "all") -> pd.DataFrame:
     """A tidy table (one row a task) of one aggregation, plus an ``avg`` row when several tasks."""
-    check_aggregation(aggregation)
+    _check_aggregation(aggregation)
     rows = [
         {
             "task": DISPLAY_NAMES.get(task, task),
@@ -242,7 +240,7 @@ def sts_results_table(results: dict[str, Any], aggregation: str = "all") -> pd.D
     return table
 
 
-def results_note(aggregation: str) -> str:
+def _results_note(aggregation: str) -> str:
     """The one-line note of an STS table."""
     return f"Spearman and Pearson x100 of cosine similarity vs gold; aggregation={aggregation!r}"
 
@@ -306,7 +304,7 @@ def evaluate_sts(
         >>> pairs = [("A man plays guitar.", "A man plays an instrument.", 4.2), ...]  # doctest: +SKIP
         >>> evaluate_sts(encoder, pairs=pairs).table  # doctest: +SKIP
     """
-    check_aggregation(aggregation)
+    _check_aggregation(aggregation)
     own = _own_pairs(pairs, sentences1, sentences2, scores)
     if own is None:
         details = evaluate_sts_details(
@@ -321,7 +319,7 @@ def evaluate_sts(
     describe = getattr(encoder, "describe", None)
     return STSResult(
         table=sts_results_table(details["results"], aggregation),
-        note="\n".join([results_note(aggregation), *details["notes"]]),
+        note="\n".join([_results_note(aggregation), *details["notes"]]),
         provenance=provenance(
             data_files=details["files"],
             model=describe() if callable(describe) else None,

@@ -67,13 +67,8 @@ from sbert_tutor.results import Result
 from sbert_tutor.validation import OptionError, check_choice
 
 __all__ = [
-    "CLASSIFIERS",
     "FoldResult",
-    "KFOLD",
     "L2_GRID",
-    "MAX_ITER",
-    "PROTOCOLS",
-    "SEED",
     "TOL",
     "TaskResult",
     "TransferResult",
@@ -89,27 +84,25 @@ __all__ = [
     "senteval_choice",
     "senteval_choose_l2",
     "senteval_cross_validation",
-    "senteval_final_fit",
     "senteval_order",
     "stratified_folds",
     "transfer_results_table",
-    "validation_scores",
 ]
 
 #: L2 strengths per training item tried by validation: SentEval's weight-decay grid.
 L2_GRID: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
 #: SentEval's seed and number of folds.
-SEED = 1111
-KFOLD = 10
+_SEED = 1111
+_KFOLD = 10
 #: L-BFGS stops when the largest gradient entry of the mean objective is below this; ten times
 #: tighter than scikit-learn's default, which let the weakest penalties stop early (and be chosen
 #: for it) on these unit-length features.
 TOL = 1e-5
-MAX_ITER = 5000
+_MAX_ITER = 5000
 #: The classifiers that fit the probe (module docstring).
-CLASSIFIERS = ("senteval", "lbfgs")
+_CLASSIFIERS = ("senteval", "lbfgs")
 #: Each task's protocol in words; ``{k}`` is the number of folds (:func:`protocol`).
-PROTOCOLS = {
+_PROTOCOLS = {
     "mr": "{k}-fold CV, inner {k}-fold CV for L2",
     "cr": "{k}-fold CV, inner {k}-fold CV for L2",
     "subj": "{k}-fold CV, inner {k}-fold CV for L2",
@@ -120,10 +113,10 @@ PROTOCOLS = {
 }
 
 
-def protocol(task: str, k: int = KFOLD) -> str:
+def protocol(task: str, k: int = _KFOLD) -> str:
     """A task's protocol in words with the folds it ran, e.g. ``"5-fold CV, inner 5-fold CV for
     L2"`` for ``protocol("mr", 5)``."""
-    return PROTOCOLS[task].format(k=k)
+    return _PROTOCOLS[task].format(k=k)
 
 
 # ------------------------------------------------------------------------------ the protocol
@@ -155,7 +148,7 @@ def senteval_order(
 
 
 def stratified_folds(
-    labels: np.ndarray, k: int = KFOLD, seed: int = SEED
+    labels: np.ndarray, k: int = _KFOLD, seed: int = _SEED
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``k`` (train, test) index pairs: stratified by label, shuffled with ``seed``.
 
@@ -184,7 +177,7 @@ def _one_blas_thread():
 
 
 def _check_classifier(classifier: str) -> str:
-    return check_choice(classifier, CLASSIFIERS, "classifier", key=classifier)
+    return check_choice(classifier, _CLASSIFIERS, "classifier", key=classifier)
 
 
 def _describe_classifier(classifier: str) -> str:
@@ -226,7 +219,7 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float, warm: Any = None, tol:
     clf = (
         warm
         if warm is not None
-        else LogisticRegression(tol=tol, max_iter=MAX_ITER, warm_start=True)
+        else LogisticRegression(tol=tol, max_iter=_MAX_ITER, warm_start=True)
     )
     clf.set_params(C=1.0 / (l2 * len(y)))
     with warnings.catch_warnings():
@@ -235,7 +228,7 @@ def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float, warm: Any = None, tol:
     return clf
 
 
-def validation_scores(
+def _validation_scores(
     X: np.ndarray,
     y: np.ndarray,
     X_val: np.ndarray,
@@ -256,7 +249,7 @@ def validation_scores(
 
 
 def _fold_scores(X, y, train, test, grid) -> dict[float, float]:
-    return validation_scores(X[train], y[train], X[test], y[test], grid)
+    return _validation_scores(X[train], y[train], X[test], y[test], grid)
 
 
 def _parallel(n_jobs: int | None, calls: list) -> list:
@@ -272,8 +265,8 @@ def choose_l2(
     X: np.ndarray,
     y: np.ndarray,
     l2_grid: Iterable[float] = L2_GRID,
-    k: int = KFOLD,
-    seed: int = SEED,
+    k: int = _KFOLD,
+    seed: int = _SEED,
     n_jobs: int | None = None,
 ) -> tuple[float, dict[float, float]]:
     """The L2 strength with the best mean ``k``-fold cross-validated accuracy on ``(X, y)``.
@@ -337,8 +330,8 @@ def outer_fold(
     train: np.ndarray,
     test: np.ndarray,
     grid: Sequence[float],
-    k: int = KFOLD,
-    seed: int = SEED,
+    k: int = _KFOLD,
+    seed: int = _SEED,
 ) -> FoldResult:
     r"""Outer fold ``i`` of :func:`nested_cross_validation`: choose :math:`\lambda` from ``grid``
     by a ``k``-fold cross-validation inside the training rows ``train`` only
@@ -362,8 +355,8 @@ def nested_cross_validation(
     X: np.ndarray,
     y: np.ndarray,
     l2_grid: Iterable[float] = L2_GRID,
-    k: int = KFOLD,
-    seed: int = SEED,
+    k: int = _KFOLD,
+    seed: int = _SEED,
     n_jobs: int | None = None,
 ) -> tuple[float, float, tuple[FoldResult, ...]]:
     """MR/CR/SUBJ/MPQA: ``k``-fold CV with L2 chosen by an inner ``k``-fold CV on each train fold.
@@ -412,8 +405,8 @@ def senteval_choose_l2(
     X: np.ndarray,
     y: np.ndarray,
     l2_grid: Iterable[float] = L2_GRID,
-    k: int = KFOLD,
-    seed: int = SEED,
+    k: int = _KFOLD,
+    seed: int = _SEED,
     n_jobs: int | None = None,
 ) -> tuple[float, dict[float, float]]:
     """:func:`choose_l2` with SentEval's classifier: ``(best, {l2: mean CV accuracy})``.
@@ -429,7 +422,7 @@ def senteval_choose_l2(
     return senteval_choice(scores), scores
 
 
-def senteval_final_fit(X: np.ndarray, y: np.ndarray, l2: float, seed: int = SEED):
+def _senteval_final_fit(X: np.ndarray, y: np.ndarray, l2: float, seed: int = _SEED):
     """SentEval's final fit: all of ``(X, y)`` with 5% held out for early stopping.
 
     Returns a :class:`~sbert_tutor.evaluation.linear_probe.ProbeFit` of one model.
@@ -443,8 +436,8 @@ def senteval_cross_validation(
     X: np.ndarray,
     y: np.ndarray,
     l2_grid: Iterable[float] = L2_GRID,
-    k: int = KFOLD,
-    seed: int = SEED,
+    k: int = _KFOLD,
+    seed: int = _SEED,
     n_jobs: int | None = None,
 ) -> tuple[float, float, tuple[FoldResult, ...]]:
     """:func:`nested_cross_validation` with SentEval's classifier (its ``InnerKFoldClassifier``).
@@ -576,11 +569,11 @@ def _classify(
         l2 = senteval_choice(scores)
         predicted = fit.predict(X["test"], grid.index(l2))
     elif "dev" in X:
-        scores = validation_scores(X["train"], y["train"], X["dev"], y["dev"], grid)
+        scores = _validation_scores(X["train"], y["train"], X["dev"], y["dev"], grid)
         l2 = max(sorted(grid), key=lambda v: (round(scores[v], 6), -v))
     elif senteval:
         l2, scores = senteval_choose_l2(X["train"], y["train"], grid, k, seed, n_jobs)
-        predicted = senteval_final_fit(X["train"], y["train"], l2, seed).predict(X["test"], 0)
+        predicted = _senteval_final_fit(X["train"], y["train"], l2, seed).predict(X["test"], 0)
     else:
         l2, scores = choose_l2(X["train"], y["train"], grid, k, seed, n_jobs)
     if not senteval:
@@ -626,8 +619,8 @@ def evaluate_task(
     encoder: Any,
     data: TransferTask,
     l2_grid: Iterable[float] = L2_GRID,
-    k: int = KFOLD,
-    seed: int = SEED,
+    k: int = _KFOLD,
+    seed: int = _SEED,
     batch_size: int = 64,
     show_progress_bar: bool | None = None,
     n_jobs: int | None = None,
@@ -755,8 +748,8 @@ def evaluate_transfer(
     encoder: Any,
     tasks: str | Sequence[str] = "all",
     l2_grid: Iterable[float] | None = L2_GRID,
-    k: int = KFOLD,
-    seed: int = SEED,
+    k: int = _KFOLD,
+    seed: int = _SEED,
     batch_size: int = 64,
     max_items: int | None = None,
     show_progress_bar: bool | None = None,

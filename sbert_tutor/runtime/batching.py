@@ -37,10 +37,8 @@ __all__ = [
     "Batch",
     "Bucket",
     "CHUNK_BATCHES",
-    "COPY_LAG",
     "DeviceSink",
     "HostSink",
-    "PREFETCH_BATCHES",
     "Prefetcher",
     "batch_positions",
     "bucket_width",
@@ -56,9 +54,9 @@ BUCKET_MULTIPLE = 32
 #: Batches a chunk holds in the chunked plan of the pipelined encode.
 CHUNK_BATCHES = 16
 #: Batches the producer of the pipelined encode may run ahead of the consumer.
-PREFETCH_BATCHES = 8
+_PREFETCH_BATCHES = 8
 #: Batches whose device-to-host copy may be in flight before the host waits for the oldest.
-COPY_LAG = 4
+_COPY_LAG = 4
 
 Bucket = int | tuple[int, ...] | None
 
@@ -218,7 +216,7 @@ class Prefetcher:
     def __init__(
         self,
         items: Iterable[Any],
-        depth: int = PREFETCH_BATCHES,
+        depth: int = _PREFETCH_BATCHES,
         init: Callable[[], Any] | None = None,
     ) -> None:
         if depth < 1:
@@ -311,7 +309,7 @@ class HostSink:
         dim: int,
         device: torch.device | str,
         asynchronous: bool | None = None,
-        lag: int = COPY_LAG,
+        lag: int = _COPY_LAG,
     ) -> None:
         self.out = np.empty((n, dim), dtype=np.float32)
         self.device = torch.device(device)

@@ -33,11 +33,6 @@ from pathlib import Path
 import torch
 
 __all__ = [
-    "COMPUTE_DTYPES",
-    "CPUINFO",
-    "HALF_DTYPES",
-    "NATIVE_BF16_FLAGS",
-    "SHORT_NAMES",
     "auto_compute_dtype",
     "autocast_dtype",
     "avoid_cudnn_attention",
@@ -47,11 +42,10 @@ __all__ = [
     "full_precision",
     "inference_context",
     "resolve_compute_dtype",
-    "sdpa_without_cudnn",
 ]
 
 #: Names accepted for ``compute_dtype`` (and the torch dtypes themselves).
-COMPUTE_DTYPES: dict[str, torch.dtype] = {
+_COMPUTE_DTYPES: dict[str, torch.dtype] = {
     "fp32": torch.float32,
     "float32": torch.float32,
     "fp16": torch.float16,
@@ -60,19 +54,19 @@ COMPUTE_DTYPES: dict[str, torch.dtype] = {
     "bf16": torch.bfloat16,
     "bfloat16": torch.bfloat16,
 }
-HALF_DTYPES = (torch.float16, torch.bfloat16)
-SHORT_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+_HALF_DTYPES = (torch.float16, torch.bfloat16)
+_SHORT_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 
 
 #: CPU feature flags (as Linux's ``/proc/cpuinfo`` names them) of native bf16 arithmetic: x86's
 #: AVX-512 BF16 and AMX (Intel Cooper Lake and later, AMD Zen 4 and later), Arm's BF16 (Graviton3,
 #: Neoverse V1/N2, ...).
-NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
-CPUINFO = Path("/proc/cpuinfo")
+_NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
+_CPUINFO = Path("/proc/cpuinfo")
 
 
 @lru_cache(maxsize=1)
-def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
+def cpu_flags(cpuinfo: Path = _CPUINFO) -> frozenset[str]:
     """The CPU's feature flags from ``/proc/cpuinfo`` (x86 ``flags``, Arm ``Features``); empty
     where that file does not exist (macOS, Windows)."""
     try:
@@ -88,10 +82,10 @@ def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
 
 
 def cpu_has_native_bf16(flags: frozenset[str] | set[str] | None = None) -> bool:
-    """Whether the CPU computes bf16 natively (one of :data:`NATIVE_BF16_FLAGS`; ``flags``
+    """Whether the CPU computes bf16 natively (one of ``_NATIVE_BF16_FLAGS``; ``flags``
     defaults to :func:`cpu_flags`). Without it PyTorch emulates bf16 matrix products, usually
     slower than fp32, so ``"auto"`` keeps fp32 there."""
-    return bool(NATIVE_BF16_FLAGS & (cpu_flags() if flags is None else set(flags)))
+    return bool(_NATIVE_BF16_FLAGS & (cpu_flags() if flags is None else set(flags)))
 
 
 def auto_compute_dtype(
@@ -127,14 +121,14 @@ def resolve_compute_dtype(
     if setting is None:
         return None
     if isinstance(setting, torch.dtype):
-        if setting in SHORT_NAMES:
+        if setting in _SHORT_NAMES:
             return setting
     elif isinstance(setting, str):
         key = setting.strip().lower()
         if key == "auto":
             return auto_compute_dtype(device, capability, native_bf16)
-        if key in COMPUTE_DTYPES:
-            return COMPUTE_DTYPES[key]
+        if key in _COMPUTE_DTYPES:
+            return _COMPUTE_DTYPES[key]
     raise ValueError(
         f"compute_dtype={setting!r} is not a compute precision; use 'auto', 'fp32', 'fp16', "
         "'bf16' or torch.float32/float16/bfloat16 (sentence-transformers' precision= is about "
@@ -157,20 +151,20 @@ def autocast_dtype(
         if not explicit:
             return None
         raise ValueError(
-            f"the model's weights are {weights}; compute_dtype={SHORT_NAMES.get(compute, compute)} "
+            f"the model's weights are {weights}; compute_dtype={_SHORT_NAMES.get(compute, compute)} "
             "needs float32 weights (call encoder.float() first, or leave compute_dtype unset to "
             "run in the weights' own precision)"
         )
-    return compute if compute in HALF_DTYPES else None
+    return compute if compute in _HALF_DTYPES else None
 
 
 def avoid_cudnn_attention(device: torch.device | str, dtype: torch.dtype | None) -> bool:
     """True on CUDA under fp16/bf16, where cuDNN attention's per-shape plans cost most."""
-    return torch.device(device).type == "cuda" and dtype in HALF_DTYPES
+    return torch.device(device).type == "cuda" and dtype in _HALF_DTYPES
 
 
 @contextmanager
-def sdpa_without_cudnn() -> Iterator[None]:
+def _sdpa_without_cudnn() -> Iterator[None]:
     """Scaled-dot-product attention without the cuDNN kernel (flash, memory-efficient, math).
 
     The backend switches are process-wide in torch, so this holds for every thread while active;
@@ -204,7 +198,7 @@ def compute_context(
         if autocast_to is not None:
             stack.enter_context(torch.autocast(device_type=dev.type, dtype=autocast_to))
         if not cudnn_attention:
-            stack.enter_context(sdpa_without_cudnn())
+            stack.enter_context(_sdpa_without_cudnn())
         yield
 
 

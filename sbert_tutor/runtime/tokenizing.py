@@ -8,7 +8,7 @@ more than the Rust work once that runs in parallel.
 
 :func:`token_ids` asks the Rust tokenizer for the ids alone (same truncation and special tokens as
 the wrapper; a tokenizer class that changes how it encodes keeps its wrapper),
-:func:`pair_token_ids` does the same for text pairs (a cross-encoder's input), and
+``pair_token_ids`` does the same for text pairs (a cross-encoder's input), and
 :func:`tokenizer_parallelism` lets it use its threads whatever the environment says, where that is
 safe: never in a process forked from one that may have used them (the threads do not survive a
 fork, and the tokenizer would wait for them for ever) nor in a ``multiprocessing`` worker, and
@@ -27,11 +27,9 @@ from typing import Any
 from sbert_tutor.settings import TOKENIZER_PARALLELISM_ENV
 
 __all__ = [
-    "FALSE_VALUES",
     "OVERRIDE_ENV",
     "PARALLELISM_ENV",
     "pair_token_ids",
-    "parallelism_override_allowed",
     "rust_tokenizer",
     "token_ids",
     "tokenizer_parallelism",
@@ -39,7 +37,7 @@ __all__ = [
 
 #: The tokenizers library's switch, and the values it reads as "off" (its own list).
 PARALLELISM_ENV = "TOKENIZERS_PARALLELISM"
-FALSE_VALUES = frozenset({"", "off", "false", "f", "no", "n", "0"})
+_FALSE_VALUES = frozenset({"", "off", "false", "f", "no", "n", "0"})
 #: Ours (:mod:`sbert_tutor.settings`): ``0`` keeps whatever ``TOKENIZERS_PARALLELISM`` says.
 OVERRIDE_ENV = TOKENIZER_PARALLELISM_ENV
 
@@ -76,9 +74,9 @@ def _mark_forked() -> None:
 os.register_at_fork(after_in_child=_mark_forked)
 
 
-def parallelism_override_allowed() -> bool:
+def _parallelism_override_allowed() -> bool:
     """Whether :func:`tokenizer_parallelism` may turn the tokenizer's threads on here."""
-    if os.environ.get(OVERRIDE_ENV, "1").strip().lower() in FALSE_VALUES:
+    if os.environ.get(OVERRIDE_ENV, "1").strip().lower() in _FALSE_VALUES:
         return False
     return not _forked and multiprocessing.parent_process() is None
 
@@ -94,8 +92,8 @@ def tokenizer_parallelism() -> Iterator[bool]:
     value = os.environ.get(PARALLELISM_ENV)
     wanted = (
         value is not None
-        and value.strip().lower() in FALSE_VALUES
-        and parallelism_override_allowed()
+        and value.strip().lower() in _FALSE_VALUES
+        and _parallelism_override_allowed()
     )
     with _lock:
         active = _holders > 0

@@ -88,13 +88,13 @@ from sbert_tutor.search.exact import SCORE_FUNCTIONS
 from sbert_tutor.similarity import as_matrix
 from sbert_tutor.validation import check_choice
 
-__all__ = ["BUILD_KNOBS", "INDEX_KINDS", "SEARCH_KNOBS", "AnnIndex", "build_index"]
+__all__ = ["AnnIndex", "build_index"]
 __all__ += ["SmallTrainingSetWarning", "cluster_layout", "default_nlist", "knn_recall_at_k"]
 
 #: The index kinds :func:`build_index` builds (module docstring).
-INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw", "hnsw_sq8", "ivf_flat", "ivf_pq")
+_INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw", "hnsw_sq8", "ivf_flat", "ivf_pq")
 #: Build knobs of each kind and their defaults (``nlist=None``: :func:`default_nlist`).
-BUILD_KNOBS: dict[str, dict[str, Any]] = {
+_BUILD_KNOBS: dict[str, dict[str, Any]] = {
     "flat": {},
     "hnsw": {"M": 32, "efConstruction": 40, "layout_clusters": 0},
     "hnsw_sq8": {"M": 32, "efConstruction": 40, "layout_clusters": 0},
@@ -102,7 +102,7 @@ BUILD_KNOBS: dict[str, dict[str, Any]] = {
     "ivf_pq": {"nlist": None, "m": 48, "nbits": 8},
 }
 #: Search knobs of each kind and their defaults (FAISS's own defaults).
-SEARCH_KNOBS: dict[str, dict[str, int]] = {
+_SEARCH_KNOBS: dict[str, dict[str, int]] = {
     "flat": {},
     "hnsw": {"efSearch": 16},
     "hnsw_sq8": {"efSearch": 16},
@@ -111,7 +111,7 @@ SEARCH_KNOBS: dict[str, dict[str, int]] = {
 }
 
 
-def import_faiss() -> Any:
+def _import_faiss() -> Any:
     """The ``faiss`` module, or an ``ImportError`` that says how to install it."""
     try:
         import faiss
@@ -177,7 +177,7 @@ class AnnIndex:
     """A built index: search it, and read its size and build time.
 
     Attributes:
-        kind: one of :data:`~sbert_tutor.search.ann.INDEX_KINDS`.
+        kind: one of ``_INDEX_KINDS``.
         metric: ``"cosine"``, ``"dot"`` or ``"euclidean"``.
         knobs: the build knobs used (defaults filled in).
         index: the FAISS index itself.
@@ -201,13 +201,13 @@ class AnnIndex:
     def nbytes(self) -> int:
         """Memory of the index: the length of ``faiss.serialize_index`` (vectors or codes, graph
         links, inverted lists, centroids and codebooks)."""
-        return int(import_faiss().serialize_index(self.index).size)
+        return int(_import_faiss().serialize_index(self.index).size)
 
     def centroids(self) -> np.ndarray:
         """The IVF kinds' k-means centroids :math:`\\mu_1..\\mu_{nlist}`, ``[nlist, d]``."""
         if not self.kind.startswith("ivf"):
             raise ValueError(f"a {self.kind} index has no centroids; only ivf_flat and ivf_pq do")
-        quantizer = import_faiss().extract_index_ivf(self.index).quantizer
+        quantizer = _import_faiss().extract_index_ivf(self.index).quantizer
         return quantizer.reconstruct_n(0, quantizer.ntotal)
 
     def search(
@@ -225,7 +225,7 @@ class AnnIndex:
             k: results per query; a ``k`` larger than the index gives all of it (``min(k, n)``
                 columns), as :func:`~sbert_tutor.search.exact.semantic_search` does.
             efSearch: HNSW kinds only: the candidate list of the search (default as in
-                :data:`SEARCH_KNOBS`).
+                ``_SEARCH_KNOBS``).
             nprobe: IVF kinds only: the lists searched (capped by FAISS at ``nlist``).
 
         Returns:
@@ -235,16 +235,16 @@ class AnnIndex:
         Raises:
             TypeError: a search knob this kind does not have (the message lists its knobs).
         """
-        faiss = import_faiss()
+        faiss = _import_faiss()
         given = {"efSearch": efSearch, "nprobe": nprobe}
         search_knobs = {name: value for name, value in given.items() if value is not None}
-        _check_knobs(self.kind, search_knobs, SEARCH_KNOBS[self.kind], "search")
+        _check_knobs(self.kind, search_knobs, _SEARCH_KNOBS[self.kind], "search")
         k = _positive_int(self.kind, "k", k)
         k = min(k, len(self))
         x = _as_matrix(queries, "queries", self.dim)
         if self.metric == "cosine":
             x = _unit_rows(faiss, x)
-        knobs = {**SEARCH_KNOBS[self.kind], **search_knobs}
+        knobs = {**_SEARCH_KNOBS[self.kind], **search_knobs}
         for name, value in knobs.items():
             _positive_int(self.kind, name, value)
         params = None
@@ -267,8 +267,8 @@ def _faiss_metric(faiss: Any, metric: str) -> int:
 
 def _build_knobs(kind: str, n: int, d: int, given: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults filled in and every knob checked against the data."""
-    _check_knobs(kind, given, BUILD_KNOBS[kind], "build")
-    knobs = {**BUILD_KNOBS[kind], **given}
+    _check_knobs(kind, given, _BUILD_KNOBS[kind], "build")
+    knobs = {**_BUILD_KNOBS[kind], **given}
     if "nlist" in knobs and knobs["nlist"] is None:
         knobs["nlist"] = default_nlist(n)
     for name, value in knobs.items():
@@ -311,7 +311,7 @@ def _build_knobs(kind: str, n: int, d: int, given: Mapping[str, Any]) -> dict[st
 
 
 #: k-means points a centroid below which FAISS calls its training set too small.
-MIN_POINTS_PER_CENTROID = 39
+_MIN_POINTS_PER_CENTROID = 39
 
 
 class SmallTrainingSetWarning(UserWarning):
@@ -325,12 +325,12 @@ def _quiet_kmeans(index: Any, kind: str, n: int, knobs: Mapping[str, Any]) -> No
     if kind == "ivf_pq":
         wanted["2**nbits"] = 2 ** knobs["nbits"]
         index.pq.cp.min_points_per_centroid = 1
-    small = {k: v for k, v in wanted.items() if n < MIN_POINTS_PER_CENTROID * v}
+    small = {k: v for k, v in wanted.items() if n < _MIN_POINTS_PER_CENTROID * v}
     if small:
         name, k = next(iter(small.items()))
         warnings.warn(
             f"{kind}: {n} training vectors for {name}={k} k-means centroids; k-means wants at "
-            f"least {MIN_POINTS_PER_CENTROID} a centroid ({MIN_POINTS_PER_CENTROID * k}), so "
+            f"least {_MIN_POINTS_PER_CENTROID} a centroid ({_MIN_POINTS_PER_CENTROID * k}), so "
             "the centroids may be poor (recall suffers, results stay valid)",
             SmallTrainingSetWarning,
             stacklevel=3,
@@ -360,7 +360,7 @@ def build_index(
         kind: ``"flat"``, ``"hnsw"``, ``"hnsw_sq8"``, ``"ivf_flat"`` or ``"ivf_pq"``.
         metric: ``"cosine"`` (default), ``"dot"`` or ``"euclidean"``.
         M, efConstruction, layout_clusters: the HNSW kinds' knobs; nlist: the IVF kinds'; m,
-            nbits: IVF-PQ's (defaults in :data:`BUILD_KNOBS`; ``None``: the default). A knob
+            nbits: IVF-PQ's (defaults in ``_BUILD_KNOBS``; ``None``: the default). A knob
             the kind does not have is refused.
 
     Returns:
@@ -380,9 +380,9 @@ def build_index(
     >>> index.search(x[:1], k=2)[1].tolist()  # doctest: +SKIP
     [[0, 1]]
     """
-    kind = check_choice(kind, INDEX_KINDS, "index kind")
+    kind = check_choice(kind, _INDEX_KINDS, "index kind")
     metric = check_choice(metric, SCORE_FUNCTIONS, "metric")
-    faiss = import_faiss()
+    faiss = _import_faiss()
     x = _as_matrix(embeddings, "embeddings")
     if metric == "cosine":
         x = _unit_rows(faiss, x)

@@ -22,14 +22,14 @@ from collections.abc import Mapping, Sequence
 
 from sbert_tutor.metrics import rank_documents
 
-__all__ = ["RRF_K", "rrf"]
+__all__ = ["rrf"]
 
 #: The constant of Cormack et al. (2009).
-RRF_K = 60
+_RRF_K = 60
 
 
 def rrf(
-    runs: Sequence[Mapping[str, Mapping[str, float]]], k: float = RRF_K
+    runs: Sequence[Mapping[str, Mapping[str, float]]], k: float = _RRF_K
 ) -> dict[str, dict[str, float]]:
     """Fuse runs ``{qid: {docid: score}}`` by reciprocal rank: a run :func:`sbert_tutor.evaluate_run`
     scores, with every query of any run.

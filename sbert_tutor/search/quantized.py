@@ -63,8 +63,8 @@ __all__ = [
     "rescore",
 ]
 
-BINARY = ("binary", "ubinary")
-CODES = ("int8", "uint8")
+_BINARY = ("binary", "ubinary")
+_CODES = ("int8", "uint8")
 
 
 def _as_ubinary(bits: np.ndarray) -> np.ndarray:
@@ -221,7 +221,7 @@ def dequantize_embeddings(codes: np.ndarray, precision: str, ranges: np.ndarray)
     edge, as sentence-transformers restores it (any constant shift of a dimension changes every
     rescored score of one query by the same amount, so no ranking).
     """
-    if precision not in CODES:
+    if precision not in _CODES:
         raise ValueError(f"only int8/uint8 codes can be dequantised, not {precision!r}")
     ranges = np.asarray(ranges, dtype=np.float32)
     steps = (ranges[1] - ranges[0]) / 255
@@ -234,9 +234,9 @@ def dequantize_embeddings(codes: np.ndarray, precision: str, ranges: np.ndarray)
 
 def _stored_values(rows: np.ndarray, precision: str, dim: int, ranges: Any) -> np.ndarray:
     """Gathered stored vectors ``[..., width]`` as the float values rescoring multiplies."""
-    if precision in BINARY:
+    if precision in _BINARY:
         return np.unpackbits(_as_ubinary(rows), axis=-1)[..., :dim].astype(np.float64)
-    if precision in CODES:
+    if precision in _CODES:
         if ranges is None:
             raise ValueError(
                 f"rescoring against {precision} vectors needs the ranges they were quantised "
@@ -344,7 +344,7 @@ def quantized_search(
         )
     precision = rescore_precision or corpus_precision
     check_precision(precision)
-    if (corpus_precision in CODES or (rescoring and precision in CODES)) and ranges is None:
+    if (corpus_precision in _CODES or (rescoring and precision in _CODES)) and ranges is None:
         if calibration_embeddings is None:
             raise ValueError(
                 "int8/uint8 vectors need the ranges the corpus was quantised with: pass ranges= "
@@ -354,12 +354,12 @@ def quantized_search(
         ranges = quantization_ranges(calibration_embeddings)
     corpus_embeddings = np.asarray(corpus_embeddings)
     k = int(top_k) * (int(rescore_multiplier) if rescoring else 1)
-    if corpus_precision in BINARY:
+    if corpus_precision in _BINARY:
         dist, cand = hamming_search(
             quantize_embeddings(u, "ubinary"), corpus_embeddings, k, backend=backend
         )
         first = -dist.astype(np.float64)
-    elif corpus_precision in CODES:
+    elif corpus_precision in _CODES:
         first, cand = code_search(
             quantize_embeddings(u, corpus_precision, ranges=ranges), corpus_embeddings, k
         )

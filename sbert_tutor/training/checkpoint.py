@@ -23,7 +23,6 @@ import numpy as np
 import torch
 
 __all__ = [
-    "STATE_FILE",
     "list_checkpoints",
     "load_checkpoint",
     "rng_state",
@@ -32,7 +31,7 @@ __all__ = [
     "set_seed",
 ]
 
-STATE_FILE = "trainer_state.pt"
+_STATE_FILE = "trainer_state.pt"
 _PATTERN = re.compile(r"^checkpoint-(\d+)$")
 
 
@@ -83,9 +82,9 @@ def save_checkpoint(folder: str | Path, state: dict[str, Any], keep: int | None 
     root = Path(folder)
     target = root / f"checkpoint-{int(state['step'])}"
     target.mkdir(parents=True, exist_ok=True)
-    tmp = target / (STATE_FILE + ".tmp")
+    tmp = target / (_STATE_FILE + ".tmp")
     torch.save(state, tmp)
-    tmp.replace(target / STATE_FILE)  # a crash mid-write never leaves a truncated checkpoint
+    tmp.replace(target / _STATE_FILE)  # a crash mid-write never leaves a truncated checkpoint
     if keep is not None:
         for old in list_checkpoints(root)[:-keep] if keep > 0 else []:
             shutil.rmtree(old)
@@ -100,7 +99,7 @@ def list_checkpoints(folder: str | Path) -> list[Path]:
     found = []
     for child in root.iterdir():
         match = _PATTERN.match(child.name)
-        if match and (child / STATE_FILE).is_file():
+        if match and (child / _STATE_FILE).is_file():
             found.append((int(match.group(1)), child))
     return [path for _, path in sorted(found)]
 
@@ -109,15 +108,15 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     """Read a checkpoint: a ``checkpoint-<step>`` folder, its ``trainer_state.pt``, or a folder
     of checkpoints (the newest is taken)."""
     p = Path(path)
-    if p.is_dir() and not (p / STATE_FILE).is_file():
+    if p.is_dir() and not (p / _STATE_FILE).is_file():
         found = list_checkpoints(p)
         if not found:
             raise FileNotFoundError(
-                f"no checkpoint in {p}: expected {STATE_FILE} or checkpoint-<step>/ folders "
+                f"no checkpoint in {p}: expected {_STATE_FILE} or checkpoint-<step>/ folders "
                 "(written when save_steps and checkpoint_dir are set)"
             )
         p = found[-1]
-    file = p / STATE_FILE if p.is_dir() else p
+    file = p / _STATE_FILE if p.is_dir() else p
     if not file.is_file():
         raise FileNotFoundError(f"{file} does not exist: pass a checkpoint folder or file")
     return torch.load(file, map_location=map_location, weights_only=True)

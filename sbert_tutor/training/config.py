@@ -14,9 +14,9 @@ from typing import Any
 from sbert_tutor.training.schedules import SCHEDULES
 from sbert_tutor.validation import OptionError
 
-__all__ = ["AMP_MODES", "TRAJECTORY_FIELDS", "TrainingConfig"]
+__all__ = ["TRAJECTORY_FIELDS", "TrainingConfig"]
 
-AMP_MODES = ("fp16", "bf16", "auto")
+_AMP_MODES = ("fp16", "bf16", "auto")
 
 #: Settings that change the trajectory: a checkpoint only resumes under the same values.
 TRAJECTORY_FIELDS = (
@@ -125,8 +125,8 @@ class TrainingConfig:
             )
         if self.amp in ("none", "", "fp32"):
             self.amp = None
-        if self.amp is not None and self.amp not in AMP_MODES:
-            raise ValueError(f"amp must be one of {AMP_MODES} or None, got {self.amp!r}")
+        if self.amp is not None and self.amp not in _AMP_MODES:
+            raise ValueError(f"amp must be one of {_AMP_MODES} or None, got {self.amp!r}")
         if isinstance(self.bucket, list):
             self.bucket = tuple(self.bucket)
         if self.bucket != "auto":

@@ -31,20 +31,20 @@ from torch import nn
 from sbert_tutor.encoders.protocol import Encoder
 
 
-def is_active() -> bool:
+def _is_active() -> bool:
     """True inside an initialised process group of more than one process."""
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
 
 
 def world_size() -> int:
-    return dist.get_world_size() if is_active() else 1
+    return dist.get_world_size() if _is_active() else 1
 
 
 def rank() -> int:
-    return dist.get_rank() if is_active() else 0
+    return dist.get_rank() if _is_active() else 0
 
 
-def launched() -> bool:
+def _launched() -> bool:
     """True when ``torchrun`` started this process as one of several (``WORLD_SIZE`` > 1)."""
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
@@ -62,7 +62,7 @@ def process_device(device: str | None, gpus: int | None = None) -> str | None:
         ValueError: more processes on this machine than GPUs; the message says how many of each
             and what to pass instead (``--nproc_per_node``, or ``--device cpu``).
     """
-    if not launched():
+    if not _launched():
         return device
     if device is not None and device != "cuda":
         return device
@@ -91,8 +91,8 @@ def init_from_env(backend: str | None = None, device: str | None = None) -> bool
     ``LOCAL_RANK`` when CUDA is available, else the CPU. Backend: ``nccl`` for a CUDA device,
     else ``gloo``.
     """
-    if not launched() or (dist.is_available() and dist.is_initialized()):
-        return is_active()
+    if not _launched() or (dist.is_available() and dist.is_initialized()):
+        return _is_active()
     if device is None:
         cuda = torch.cuda.is_available()
         index = int(os.environ.get("LOCAL_RANK", "0"))
@@ -146,7 +146,7 @@ def gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
     every backend has (``torch.distributed.nn.all_gather`` emulates it with ``all_to_all`` on gloo,
     whose CPU processes could abort at exit with PyTorch 2.13).
     """
-    if not is_active():
+    if not _is_active():
         return tensor
     return _GatherWithGrad.apply(tensor)
 
@@ -160,7 +160,7 @@ def sum_gradients(parameters: Sequence[nn.Parameter]) -> None:
     without a gradient on this process takes part with zeros (every process must send the same
     tensors).
     """
-    if not is_active():
+    if not _is_active():
         return
     for param in parameters:
         if param.grad is None:
@@ -202,10 +202,10 @@ def wrap(
 
     ``ddp=False`` (an objective that runs its own backward passes, e.g. GradCache): no DDP
     wrapper; the parameters of process 0 are broadcast to every process, as DDP would, and the
-    caller sums the gradients with :func:`sum_gradients` after each backward.
+    caller sums the gradients with ``sum_gradients`` after each backward.
     """
     joint = JointModel(encoder, objective, bucket)
-    if not is_active():
+    if not _is_active():
         return joint
     if not ddp:
         with torch.no_grad():
@@ -228,7 +228,7 @@ def encode_sharded(encoder: Encoder, sentences: Sequence[str], **encode_kwargs: 
     ...): :meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.encode` names its keywords, so an unknown
     one is Python's ``TypeError`` there, never dropped.
     """
-    if not is_active():
+    if not _is_active():
         return encoder.encode(sentences, **encode_kwargs)
     n, k, r = len(sentences), world_size(), rank()
     bounds = np.linspace(0, n, k + 1).astype(int)
@@ -249,8 +249,6 @@ __all__ = [
     "encode_sharded",
     "gather_with_grad",
     "init_from_env",
-    "is_active",
-    "launched",
     "process_device",
     "rank",
     "shard",

@@ -30,12 +30,12 @@ from sbert_tutor.data.sts import STSData
 from sbert_tutor.data.table import DataTable
 from sbert_tutor.validation import OptionError, check_same_length
 
-__all__ = ["LABEL_COLUMNS", "LABEL_KINDS", "Examples", "to_examples"]
+__all__ = ["Examples", "to_examples"]
 
 #: Column names taken as the label when ``label_column`` is not given, in this order (matched
 #: ignoring case: ``Score`` is a score column).
-LABEL_COLUMNS: tuple[str, ...] = ("label", "score", "labels", "scores")
-LABEL_KINDS = ("float", "int")
+_LABEL_COLUMNS: tuple[str, ...] = ("label", "score", "labels", "scores")
+_LABEL_KINDS = ("float", "int")
 
 
 @dataclass(frozen=True)
@@ -263,8 +263,8 @@ def to_examples(
         label_names: class names, so string labels (``"entailment"``) map to their ids.
         what: a description of the expected shape, used in error messages.
     """
-    if label is not None and label not in LABEL_KINDS:
-        raise ValueError(f"label must be one of {LABEL_KINDS} or None, got {label!r}")
+    if label is not None and label not in _LABEL_KINDS:
+        raise ValueError(f"label must be one of {_LABEL_KINDS} or None, got {label!r}")
     if isinstance(data, Examples):
         examples = data
         if (examples.labels is None) != (label is None):
@@ -322,11 +322,11 @@ def _examples_from_columns(
         label_column = _column(label_column, columns, "label_column")
     else:
         lowered = {c.lower(): c for c in reversed(list(columns))}
-        label_column = next((lowered[c] for c in LABEL_COLUMNS if c in lowered), None)
+        label_column = next((lowered[c] for c in _LABEL_COLUMNS if c in lowered), None)
         if label is not None and label_column is None:
             others = [c for c in columns if c not in (text_columns or ())]
             raise OptionError(
-                f"the training data has no label column (looked for {list(LABEL_COLUMNS)}, in "
+                f"the training data has no label column (looked for {list(_LABEL_COLUMNS)}, in "
                 f"any case, in {list(columns)}): {what}. Name it, e.g. {{label_column}}",
                 {"label_column": others[-1] if others else "score"},
             )

@@ -47,12 +47,12 @@ from sbert_tutor.data.table import DataTable
 from sbert_tutor.encoders.protocol import Encoder
 from sbert_tutor.validation import check_choice
 
-__all__ = ["OUTPUT_FORMATS", "SAMPLING_STRATEGIES", "mine_hard_negatives", "teacher_margins"]
+__all__ = ["mine_hard_negatives", "teacher_margins"]
 
 #: The shapes :func:`mine_hard_negatives` returns (sentence-transformers' names).
-OUTPUT_FORMATS = ("triplet", "n-tuple", "labeled-pair")
+_OUTPUT_FORMATS = ("triplet", "n-tuple", "labeled-pair")
 #: How the negatives are taken from the kept candidates.
-SAMPLING_STRATEGIES = ("top", "random")
+_SAMPLING_STRATEGIES = ("top", "random")
 
 
 def _pairs_frame(
@@ -86,8 +86,8 @@ def _pairs_frame(
 def _check_options(
     range_min: int, range_max: int, num_negatives: int, output_format: str, strategy: str
 ) -> None:
-    check_choice(output_format, OUTPUT_FORMATS, "output_format")
-    check_choice(strategy, SAMPLING_STRATEGIES, "sampling_strategy")
+    check_choice(output_format, _OUTPUT_FORMATS, "output_format")
+    check_choice(strategy, _SAMPLING_STRATEGIES, "sampling_strategy")
     if num_negatives < 1:
         raise ValueError(f"num_negatives must be at least 1, got num_negatives={num_negatives}")
     if range_min < 0:

@@ -107,7 +107,6 @@ __all__ = [
     "SoftmaxObjective",
     "SupMPNObjective",
     "TripletObjective",
-    "check_in_range",
     "embed_rows",
     "embed_texts",
     "label_tensor",
@@ -399,7 +398,7 @@ class Objective(nn.Module):
 OBJECTIVES: dict[str, type[Objective]] = {}
 
 
-def check_in_range(examples: Examples, score_range: tuple[float, float], what: str) -> None:
+def _check_in_range(examples: Examples, score_range: tuple[float, float], what: str) -> None:
     """An :class:`~sbert_tutor.validation.OptionError` naming the first label outside
     ``score_range`` (inclusive) and suggesting the range of the data's own labels."""
     lo, hi = score_range
@@ -485,7 +484,7 @@ class CosineObjective(Objective):
     ) -> Examples:
         """As :meth:`Objective.prepare`, and every score must lie in ``score_range``."""
         examples = super().prepare(data, text_columns, label_column)
-        check_in_range(examples, self.score_range, "score")
+        _check_in_range(examples, self.score_range, "score")
         return examples
 
     def forward(self, embeddings: Tensor, labels: Tensor | None = None) -> Tensor:
@@ -956,7 +955,7 @@ class CrossEncoderObjective(Objective):
         """As :meth:`Objective.prepare`, and with a ``score_range`` every label must lie in it."""
         examples = super().prepare(data, text_columns, label_column)
         if self.score_range is not None:
-            check_in_range(examples, self.score_range, "label")
+            _check_in_range(examples, self.score_range, "label")
         return examples
 
     def loss(

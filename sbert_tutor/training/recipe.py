@@ -32,11 +32,11 @@ from sbert_tutor.training.sources import load_training_data, read_training_file
 from sbert_tutor.training.trainer import Evaluator, Trainer
 from sbert_tutor.validation import OptionError, python_spelling
 
-__all__ = ["TrainRun", "config_keywords", "dev_pairs", "fit", "history_entry"]
+__all__ = ["TrainRun", "fit"]
 
 #: sentence-transformers' names for settings that ``fit`` spells otherwise (for the hint of a
 #: ``TypeError``).
-OTHER_SPELLINGS = {
+_OTHER_SPELLINGS = {
     "learning_rate": "lr",
     "num_train_epochs": "epochs",
     "num_epochs": "epochs",
@@ -229,7 +229,7 @@ def _fit(
             extra={"seed": config.seed, **(provenance or {})},
         ),
     }
-    encoder.training_history.append(history_entry(log, record))
+    encoder.training_history.append(_history_entry(log, record))
     return TrainRun(encoder=encoder, objective=objective, record=record, seconds=seconds, log=log)
 
 
@@ -260,11 +260,11 @@ def _evaluator(
     if eval_task:
         return STSEvaluator(eval_task, "dev")
     if eval_data is not None:
-        return STSEvaluator(data=dev_pairs(eval_data), name="dev")
+        return STSEvaluator(data=_dev_pairs(eval_data), name="dev")
     return None
 
 
-def dev_pairs(data: str | Path | STSData | Sequence[tuple[str, str, float]]) -> STSData:
+def _dev_pairs(data: str | Path | STSData | Sequence[tuple[str, str, float]]) -> STSData:
     """Your own dev pairs as :class:`~sbert_tutor.data.STSData`: ``(sentence1, sentence2,
     score)`` tuples, or a file of two text columns and a score (:func:`read_training_file`; a
     bad line is named ``FILE:LINE``)."""
@@ -283,7 +283,7 @@ def dev_pairs(data: str | Path | STSData | Sequence[tuple[str, str, float]]) -> 
     return STSData.from_pairs(data, name="dev")
 
 
-def config_keywords() -> tuple[str, ...]:
+def _config_keywords() -> tuple[str, ...]:
     """The fields of :class:`TrainingConfig`, which :func:`fit` takes as keywords."""
     return tuple(f.name for f in fields(TrainingConfig))
 
@@ -295,7 +295,7 @@ def _with_settings(
     loss: str,
 ) -> TrainingConfig:
     """``config`` with the fields in ``settings`` replaced; a ``TypeError`` for any other key."""
-    valid = config_keywords()
+    valid = _config_keywords()
     misplaced = sorted(k for k in settings if k not in valid and k in objective_options)
     if misplaced:
         given = ", ".join(f"{k!r}: {settings[k]!r}" for k in misplaced)
@@ -308,7 +308,7 @@ def _with_settings(
         name = unknown[0]
         own = [p for p in _FIT_PARAMETERS if p != "settings"]
         close = difflib.get_close_matches(name, [*own, *valid], n=1)
-        nearest = OTHER_SPELLINGS.get(name) or (close[0] if close else None)
+        nearest = _OTHER_SPELLINGS.get(name) or (close[0] if close else None)
         hint = f"; did you mean {nearest!r}?" if nearest else "."
         raise TypeError(
             f"fit() got an unexpected keyword argument {name!r}{hint} fit takes its own "
@@ -318,7 +318,7 @@ def _with_settings(
     return replace(config, **settings) if settings else config
 
 
-def history_entry(log: dict[str, Any], record: TrainingRecord) -> dict[str, Any]:
+def _history_entry(log: dict[str, Any], record: TrainingRecord) -> dict[str, Any]:
     """What ``SentenceEncoder.training_history`` keeps of a run (for the model card): the
     log without the loss curve and the provenance, plus the final loss (mean of the last 10
     steps) and the evaluation points."""

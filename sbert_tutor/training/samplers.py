@@ -19,12 +19,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-__all__ = [
-    "LengthBucketBatchSampler",
-    "NoDuplicatesBatchSampler",
-    "epoch_rng",
-    "length_bucketed_batches",
-]
+__all__ = ["LengthBucketBatchSampler", "NoDuplicatesBatchSampler", "length_bucketed_batches"]
 
 
 def _check_batch_size(batch_size: int) -> int:
@@ -33,7 +28,7 @@ def _check_batch_size(batch_size: int) -> int:
     return int(batch_size)
 
 
-def epoch_rng(seed: int, epoch: int) -> np.random.Generator:
+def _epoch_rng(seed: int, epoch: int) -> np.random.Generator:
     """The random generator of one epoch: a function of ``(seed, epoch)`` only."""
     return np.random.default_rng([int(seed), int(epoch)])
 
@@ -110,7 +105,7 @@ class LengthBucketBatchSampler:
         return length_bucketed_batches(
             self.lengths,
             self.batch_size,
-            epoch_rng(self.seed, epoch),
+            _epoch_rng(self.seed, epoch),
             self.bucket_batches,
             self.drop_last,
         )
@@ -168,7 +163,7 @@ class NoDuplicatesBatchSampler:
         self.epoch = int(epoch)
 
     def _order(self, epoch: int) -> list[int]:
-        rng = epoch_rng(self.seed, epoch)
+        rng = _epoch_rng(self.seed, epoch)
         if self.lengths is None:
             return rng.permutation(len(self.keys)).tolist()
         plan = length_bucketed_batches(self.lengths, self.batch_size, rng, self.bucket_batches)

@@ -37,8 +37,6 @@ from sbert_tutor.training.objectives import OBJECTIVES, Objective, objective_cla
 from sbert_tutor.validation import OptionError, check_choice
 
 __all__ = [
-    "SCORE_SETS",
-    "TRAIN_SETS",
     "TrainingFile",
     "TrainingFileError",
     "check_training_source",
@@ -47,13 +45,13 @@ __all__ = [
 ]
 
 #: The named training sets (``sbert-tutor train --train NAME``).
-TRAIN_SETS = ("stsb", "sick", "nli", "allnli", "snli", "multinli")
+_TRAIN_SETS = ("stsb", "sick", "nli", "allnli", "snli", "multinli")
 #: The named sets that carry similarity scores (SICK carries entailment labels too).
-SCORE_SETS = ("stsb", "sick")
+_SCORE_SETS = ("stsb", "sick")
 
 
 #: The suffixes of a training file, and how each is read (:func:`read_training_file`).
-FILE_SUFFIXES = (".tsv", ".txt", ".csv", ".jsonl", ".json")
+_FILE_SUFFIXES = (".tsv", ".txt", ".csv", ".jsonl", ".json")
 
 
 class TrainingFileError(ValueError):
@@ -164,14 +162,14 @@ def read_training_file(path: str | Path) -> TrainingFile:
     return TrainingFile(frame, source=f"file {p}", files=(str(p),), lines=tuple(lines))
 
 
-def looks_like_a_file(name: str) -> bool:
+def _looks_like_a_file(name: str) -> bool:
     """Whether ``--train NAME`` means a file: a known suffix or a folder in it."""
     path = Path(name)
-    return path.suffix.lower() in FILE_SUFFIXES or len(path.parts) > 1
+    return path.suffix.lower() in _FILE_SUFFIXES or len(path.parts) > 1
 
 
 def check_training_source(name: str) -> str | None:
-    """``None`` for an existing data file, else the checked name of a set in :data:`TRAIN_SETS`.
+    """``None`` for an existing data file, else the checked name of a set in ``_TRAIN_SETS``.
 
     Raises:
         FileNotFoundError: ``name`` looks like a file (a known suffix, or a folder in it) that
@@ -181,13 +179,13 @@ def check_training_source(name: str) -> str | None:
     path = Path(name)
     if path.is_file():
         return None
-    if looks_like_a_file(name):
+    if _looks_like_a_file(name):
         raise FileNotFoundError(
             f"no such training file: {name} (looked in {Path.cwd()}); the named sets are "
-            f"{', '.join(TRAIN_SETS)}"
+            f"{', '.join(_TRAIN_SETS)}"
         )
     return check_choice(
-        name, TRAIN_SETS, "training set", other=" or a path to a .tsv/.csv/.jsonl file"
+        name, _TRAIN_SETS, "training set", other=" or a path to a .tsv/.csv/.jsonl file"
     )
 
 
@@ -201,7 +199,7 @@ def load_training_data(
     """Load a named training set (or a file) in the shape ``loss`` reads.
 
     Args:
-        name: one of :data:`TRAIN_SETS` or a path to a file.
+        name: one of ``_TRAIN_SETS`` or a path to a file.
         loss: a registered objective's name or class (:data:`~sbert_tutor.training.OBJECTIVES`).
         options: the objective's options, which may shape the data (``hard_negatives`` of mnrl,
             ``num_positives`` / ``num_negatives`` of supmpn).
@@ -227,7 +225,7 @@ def load_training_data(
             {"train": "my_data.tsv"},
         )
     scores = [n for n, c in OBJECTIVES.items() if c.reads_scores]
-    if key in SCORE_SETS and cls.reads_scores:
+    if key in _SCORE_SETS and cls.reads_scores:
         return load_sts("stsb" if key == "stsb" else "sickr", "train")
     if key == "stsb":
         raise OptionError(

@@ -60,7 +60,6 @@ from sbert_tutor.training.samplers import LengthBucketBatchSampler, NoDuplicates
 from sbert_tutor.training.schedules import make_scheduler, warmup_steps_for
 
 __all__ = [
-    "BF16_CAPABILITY",
     "Evaluator",
     "Trainer",
     "auto_amp",
@@ -76,7 +75,7 @@ logger = logging.getLogger(__name__)
 Evaluator = Callable[[Any], dict[str, float]]
 
 #: Compute capability from which ``amp="auto"`` trains in bf16 (Ampere: A100, A10, L4, H100, ...).
-BF16_CAPABILITY = (8, 0)
+_BF16_CAPABILITY = (8, 0)
 
 
 def auto_amp(device: torch.device | str, capability: tuple[int, int] | None = None) -> str | None:
@@ -102,7 +101,7 @@ def auto_amp(device: torch.device | str, capability: tuple[int, int] | None = No
         return None
     if capability is None:
         capability = torch.cuda.get_device_capability(dev)
-    return "bf16" if tuple(capability) >= BF16_CAPABILITY else "fp16"
+    return "bf16" if tuple(capability) >= _BF16_CAPABILITY else "fp16"
 
 
 def clip_gradients(parameters: Iterable[nn.Parameter], max_norm: float) -> float:
