@@ -22,7 +22,7 @@ from sbert_tutor import __version__
 from sbert_tutor.commands import eval_ir, eval_sts, eval_transfer, mine, train
 from sbert_tutor.validation import OptionError
 
-__all__ = ["build_parser", "cli_spelling", "main"]
+__all__ = ["main"]
 
 #: Subcommand modules, each with ``register(subparsers)``; add new commands here.
 _COMMANDS = [eval_sts, eval_ir, eval_transfer, train, mine]
@@ -149,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``sbert-tutor`` command: parse ``argv`` (the command line when ``None``), run the
+    subcommand, return its exit status."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s"

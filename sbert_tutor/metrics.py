@@ -112,7 +112,6 @@ __all__ = [
     "MissingQueriesWarning",
     "Qrels",
     "Run",
-    "accuracy_at_k",
     "average_precision",
     "dcg_at_k",
     "evaluate_run",

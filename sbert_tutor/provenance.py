@@ -20,16 +20,7 @@ from typing import Any
 
 from sbert_tutor.settings import PROFILE_ENV, data_label
 
-__all__ = [
-    "ISA_FLAGS",
-    "commit_label",
-    "cpu_model",
-    "hardware",
-    "hardware_label",
-    "package_versions",
-    "provenance",
-    "sha256_file",
-]
+__all__ = ["commit_label", "hardware_label", "provenance"]
 
 _PACKAGES = (
     "sbert-tutor",
@@ -128,7 +119,7 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
 
 
 def hardware() -> dict[str, Any]:
-    """CPU (architecture, model, the instruction-set flags of :data:`ISA_FLAGS` it has, cores),
+    """CPU (architecture, model, the instruction-set flags of ``ISA_FLAGS`` it has, cores),
     thread count and GPU (if any)."""
     from sbert_tutor.runtime.precision import cpu_flags
 
@@ -166,7 +157,7 @@ def provenance(
             ``SBERT_TUTOR_PROFILE``, or ``None`` where it is unset; the book resolves its profile
             itself, :func:`sbert_tutor.book.profiles.get_profile`, and passes it).
         data_files: every local data file read; each is hashed (sha256) and named by
-            :func:`sbert_tutor.settings.data_label` (relative to the data folder).
+            ``sbert_tutor.settings.data_label`` (relative to the data folder).
         model: the encoder's settings (``SentenceEncoder.describe()``).
         extra: anything else worth keeping (command line, seeds, sizes), as a mapping, e.g.
             ``extra={"command": sys.argv}``; its entries are stored next to the others.

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-__all__ = ["Result", "ShowsTable"]
+__all__ = ["Result"]
 
 
 class ShowsTable:

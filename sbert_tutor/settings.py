@@ -44,7 +44,6 @@ __all__ = [
     "CACHE_ENV",
     "CHECK_SIZES_ENV",
     "DATA_ENV",
-    "LOCAL_DATA_SOURCE",
     "MODELS_ENV",
     "OFFLINE_ENV",
     "PROFILE_ENV",
@@ -54,7 +53,6 @@ __all__ = [
     "cache_dir",
     "check_sizes",
     "data_dir",
-    "data_label",
     "hf_offline",
     "models_dir",
 ]
@@ -64,12 +62,19 @@ REPOSITORY_URL = "https://github.com/sbert-tutor/sbert-tutor"
 #: The release the book is written for: the git tag the badges open and the install cells install.
 RELEASE_REF = "v0.1.0"
 
+#: The environment variable naming the data folder.
 DATA_ENV = "SBERT_TUTOR_DATA"
+#: The environment variable naming the cache folder.
 CACHE_ENV = "SBERT_TUTOR_CACHE"
+#: The environment variable naming a folder of local models.
 MODELS_ENV = "SBERT_TUTOR_MODELS"
+#: The environment variable naming the book's profile.
 PROFILE_ENV = "SBERT_TUTOR_PROFILE"
+#: The environment variable naming Hugging Face's offline switch.
 OFFLINE_ENV = "HF_HUB_OFFLINE"
+#: The environment variable naming whether a data file's row count is checked.
 CHECK_SIZES_ENV = "SBERT_TUTOR_CHECK_SIZES"
+#: The environment variable naming whether the fast tokenizer may use its own threads.
 TOKENIZER_PARALLELISM_ENV = "SBERT_TUTOR_TOKENIZER_PARALLELISM"
 
 _TRUE = {"1", "true", "yes", "on"}

@@ -99,8 +99,6 @@ def paired_similarity(u: np.ndarray, v: np.ndarray, fn_name: str = "cosine") -> 
 
 __all__ = [
     "SIMILARITY_FUNCTIONS",
-    "as_matrix",
-    "check_similarity_fn_name",
     "cosine_matrix",
     "normalize_rows",
     "paired_cosine",

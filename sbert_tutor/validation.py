@@ -13,18 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "OptionError",
-    "Spelling",
-    "check_choice",
-    "check_device",
-    "check_pairs",
-    "check_same_length",
-    "check_scores",
-    "check_sentences",
-    "count_blank",
-    "python_spelling",
-]
+__all__ = ["OptionError", "check_choice"]
 
 #: How an :class:`OptionError` writes an option: ``(name, example value) -> text``.
 Spelling = Callable[[str, Any], str]
@@ -39,10 +28,10 @@ class OptionError(ValueError):
     """A ``ValueError`` whose advice names options the caller can change.
 
     The message is a template in which ``{name}`` stands for an option, written the way the
-    caller spells it: a keyword argument in Python by default (:func:`python_spelling`), or as
+    caller spells it: a keyword argument in Python by default (``python_spelling``), or as
     :meth:`spelled` is told, e.g. ``objective_options={'score_range': (0, 1)}`` under
     :func:`~sbert_tutor.training.recipe.fit` or ``--score-range 0 1`` under the command line
-    (:func:`sbert_tutor.cli.cli_spelling`). Literal braces in the template are doubled.
+    (``sbert_tutor.cli.cli_spelling``). Literal braces in the template are doubled.
 
     Attributes:
         template: the message with ``{name}`` placeholders.
@@ -82,7 +71,7 @@ def check_sentences(
     A single string is rejected (rather than silently treated as a list of characters). An empty
     list is an error unless ``allow_empty`` (``encode([])`` returns an empty result). An empty or
     whitespace-only string is an error unless ``allow_blank`` (``encode`` embeds it, as
-    sentence-transformers does, and warns with a count: see :func:`count_blank`). ``None`` and
+    sentence-transformers does, and warns with a count: see ``count_blank``). ``None`` and
     non-strings are always a ``TypeError`` naming the first one.
     """
     if isinstance(sentences, str):

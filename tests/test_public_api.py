@@ -192,3 +192,55 @@ def test_docstring_references_are_public():
     assert references, "no :func: role found in the docstrings: is the pattern stale?"
     wrong = _unpublished(references)
     assert not wrong, "\n".join(wrong)
+
+
+CORE_PUBLIC_LIMIT = 300
+
+
+def _core_public() -> dict[str, list[str]]:
+    """Core module -> its ``__all__`` (packages' ``__init__`` only hand names on)."""
+    return {
+        name: list(load(name).__all__)
+        for name in MODULES
+        if not name.startswith("sbert_tutor.book")
+        and not PACKAGE.joinpath(*name.split(".")[1:], "__init__.py").is_file()
+        and name != "sbert_tutor"
+    }
+
+
+def test_the_core_means_at_most_300_public_names():
+    """What a user may rely on is what ``__all__`` lists and the API reference documents; a name a
+    module shares with another inside the library, or with its tests, is left out of it."""
+    public = _core_public()
+    assert len(public) > 60
+    total = sum(len(names) for names in public.values())
+    assert total <= CORE_PUBLIC_LIMIT, f"{total} public names in the core"
+
+
+def test_every_public_name_of_the_core_is_documented():
+    """autodoc's ``:members:`` leaves out an object without a docstring (or a ``#:`` comment for a
+    constant): every listed name must have one, or the API reference would not list it."""
+    undocumented = []
+    for name, public in _core_public().items():
+        path = PACKAGE.joinpath(*name.split(".")[1:]).with_suffix(".py")
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        lines = source.splitlines()
+        for index, node in enumerate(tree.body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name in public and not ast.get_docstring(node):
+                    undocumented.append(f"{name}.{node.name}")
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                after = tree.body[index + 1] if index + 1 < len(tree.body) else None
+                documented = lines[node.lineno - 2].lstrip().startswith("#:") or (
+                    isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)
+                )
+                undocumented += [
+                    f"{name}.{t.id}"
+                    for t in targets
+                    if isinstance(t, ast.Name) and t.id in public and not documented
+                ]
+    assert not undocumented, undocumented

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_model_options", "load_encoder", "write_json"]
+__all__ = ["write_json"]
 
 
 def _json_ready(value: Any) -> Any:

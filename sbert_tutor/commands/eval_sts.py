@@ -7,7 +7,7 @@ import sys
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
-__all__ = ["register", "run"]
+__all__: list[str] = []
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ import time
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
-__all__ = ["register", "run"]
+__all__: list[str] = []
 
 
 def _parse_l2_grid(text: str) -> tuple[float, ...]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from sbert_tutor.commands.common import add_model_options, load_encoder
 
-__all__ = ["register", "run"]
+__all__: list[str] = []
 
 #: Options passed to mine_hard_negatives under the same name.
 _MINING_OPTIONS = (

@@ -21,10 +21,10 @@ from typing import Any
 
 from sbert_tutor.commands.common import add_model_options, load_encoder, write_json
 
-__all__ = ["FILE_FORMAT", "objective_options", "register", "run"]
+__all__: list[str] = []
 
 #: What ``sbert-tutor train --help`` says about a training file (the reader:
-#: :func:`sbert_tutor.training.sources.read_training_file`); ``sbert-tutor train --help`` shows it.
+#: ``sbert_tutor.training.sources.read_training_file``); ``sbert-tutor train --help`` shows it.
 #:
 #: :meta hide-value:
 FILE_FORMAT = """\

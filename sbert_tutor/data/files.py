@@ -1,11 +1,11 @@
 """Reading the local data folder (``SBERT_TUTOR_DATA``), checked, with errors that point at it.
 
-Every loader reads its tab-separated files through :func:`read_table`, which refuses a file
+Every loader reads its tab-separated files through ``read_table``, which refuses a file
 rather than load part of it: a file that does not end with a newline (a copy or download cut
 short), a line with too few or too many fields, a header without the columns the loader needs,
-no data rows, bytes that are not UTF-8, an incomplete gzip stream, and (:func:`read_data_file`)
-a row count that differs from the published size of a named data set (:data:`KNOWN_ROWS`).
-Every message names the file, the line and what to do. :meth:`Table.numbers` does the same for
+no data rows, bytes that are not UTF-8, an incomplete gzip stream, and (``read_data_file``)
+a row count that differs from the published size of a named data set (``KNOWN_ROWS``).
+Every message names the file, the line and what to do. ``Table.numbers`` does the same for
 a column that must hold numbers.
 """
 
@@ -57,7 +57,7 @@ STS_SUBSET_ROWS: dict[str, dict[str, int]] = {
     },
 }
 #: Data rows (header excluded) of every named file, by path inside the data folder:
-#: :func:`read_data_file` refuses a file of another size.
+#: ``read_data_file`` refuses a file of another size.
 KNOWN_ROWS: dict[str, int] = {
     "stsb/sts-train.tsv": 5749,
     "stsb/sts-dev.tsv": 1500,
@@ -162,7 +162,7 @@ class Table:
         path: the file.
         header: its column names (line 1).
         rows: the data rows, each with exactly one field per column; row ``i`` is on line
-            ``i + 2`` of the file (:meth:`line`).
+            ``i + 2`` of the file (``line``).
     """
 
     path: Path
@@ -354,7 +354,7 @@ def read_table(
 def read_data_file(
     root: Path, relative: str, columns: Sequence[str] = (), what: str | None = None
 ) -> Table:
-    """:func:`read_table` of ``root / relative``, checked against its size in :data:`KNOWN_ROWS`."""
+    """``read_table`` of ``root / relative``, checked against its size in ``KNOWN_ROWS``."""
     return read_table(
         local_file(root, relative), columns, KNOWN_ROWS.get(relative), what or relative
     )
@@ -363,7 +363,7 @@ def read_data_file(
 def read_tsv(path: Path) -> Iterator[dict[str, str]]:
     """Yield the rows of a checked tab-separated file (``.gz`` allowed) as dicts keyed by its header.
 
-    Kept for callers that iterate; see :func:`read_table` for the checks.
+    Kept for callers that iterate; see ``read_table`` for the checks.
     """
     yield from read_table(path).records()
 
@@ -387,18 +387,4 @@ def load_hub_dataset(what: str, dataset_id: str, *args: Any, **kwargs: Any) -> A
         raise _offline_error(f"{what} from the hub ({dataset_id}: {exc})") from exc
 
 
-__all__ = [
-    "KNOWN_ROWS",
-    "STS_SUBSET_ROWS",
-    "DataFileError",
-    "DataNotFoundError",
-    "Table",
-    "check_final_newline",
-    "check_row_count",
-    "load_hub_dataset",
-    "local_file",
-    "local_root",
-    "read_data_file",
-    "read_table",
-    "read_tsv",
-]
+__all__ = ["DataFileError", "DataNotFoundError", "local_file", "local_root", "read_tsv"]

@@ -38,7 +38,7 @@ as relevant for the *binary* measures (MRR, recall, precision, MAP) when :math:`
 Sources
 -------
 * **Local** (``SBERT_TUTOR_DATA`` set): the folder's ``msmarco/`` files.
-* **Hub** (``SBERT_TUTOR_DATA`` unset, or ``corpus="full"``): ``mteb/msmarco`` (:data:`HUB_ID`),
+* **Hub** (``SBERT_TUTOR_DATA`` unset, or ``corpus="full"``): ``mteb/msmarco`` (``HUB_ID``),
   BEIR's MS MARCO as plain data files: configuration ``corpus`` (split ``corpus``, columns
   ``_id``, ``title``, ``text``), ``queries`` (split ``queries``, ``_id``, ``text``) and
   ``default`` = qrels (split ``dev`` = the 7,437 dev-small qrels, ``test`` = the 9,260 TREC DL
@@ -108,7 +108,7 @@ _LOCAL_TOPICS = {
     "trec-dl20": "trec_dl2020",
     "msmarco-dev": "dev_small",
 }
-#: dataset -> qrels split of :data:`HUB_ID` (the dev subset is rebuilt from the ``dev`` split).
+#: dataset -> qrels split of ``HUB_ID`` (the dev subset is rebuilt from the ``dev`` split).
 _HUB_QRELS_SPLIT = {"msmarco-dev": "dev", "trec-dl19": "test"}
 #: Datasets whose topics are rebuilt from the hub with the shipped qid lists.
 _REBUILT_TOPICS = ("msmarco-dev-subset",)

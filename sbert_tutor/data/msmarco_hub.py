@@ -2,7 +2,7 @@
 
 The data folder's ``msmarco/corpus_mini.tsv`` (16,799 passages), ``dev_small_subset/`` (540 dev-small
 queries, their qrels, the BM25 top-20 candidates of 600 queries) were selected from public MS MARCO
-data; only their *ids* ship with the library (:data:`ID_DIR`, no query or passage text):
+data; only their *ids* ship with the library (``ID_DIR``, no query or passage text):
 
 ==================================  =========================================================
 ``ids/corpus_mini.tsv.gz``          ``pid``, ``origin`` of the 16,799 passages, in file order
@@ -11,7 +11,7 @@ data; only their *ids* ship with the library (:data:`ID_DIR`, no query or passag
 ``ids/bm25_candidates.tsv.gz``      the candidate file itself (ids, ranks, labels: no text)
 ==================================  =========================================================
 
-With them :func:`hub_msmarco_folder` rebuilds the same files from ``mteb/msmarco`` (:data:`HUB_ID`):
+With them ``hub_msmarco_folder`` rebuilds the same files from ``mteb/msmarco`` (``HUB_ID``):
 query texts from its ``queries`` configuration, the dev-small qrels from its ``default``
 configuration (split ``dev``) and the passages from one streamed pass over its 8,841,823-passage
 ``corpus`` configuration (a few minutes, once: the result is kept under ``SBERT_TUTOR_CACHE``).
@@ -38,19 +38,7 @@ from sbert_tutor.data.files import (
 )
 from sbert_tutor.settings import CACHE_ENV, DATA_ENV, cache_dir
 
-__all__ = [
-    "BM25_CANDIDATES",
-    "HUB_ID",
-    "ID_DIR",
-    "ID_FILES",
-    "MINI_CORPUS",
-    "bm25_candidates_file",
-    "hub_folder",
-    "hub_msmarco_folder",
-    "mini_corpus_head",
-    "topic_qids",
-    "write_id_lists",
-]
+__all__ = ["mini_corpus_head"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +49,7 @@ _SUBSET = "msmarco/dev_small_subset"
 BM25_CANDIDATES = f"{_SUBSET}/bm25_candidates.tsv"
 #: The id lists shipped with the library.
 ID_DIR = Path(__file__).parent / "ids"
-#: The id list behind each rebuilt file, shipped with the library (made by :func:`write_id_lists`).
+#: The id list behind each rebuilt file, shipped with the library (made by ``write_id_lists``).
 ID_FILES = {
     "corpus_mini": ID_DIR / "corpus_mini.tsv.gz",
     "dev_small_subset": ID_DIR / "dev_small_subset.tsv.gz",
@@ -261,7 +249,7 @@ def mini_corpus_head(n: int) -> tuple[list[str], str]:
 
 # ------------------------------------------------------------------------------ making the lists
 def write_id_lists(root: Path, out: Path = ID_DIR) -> dict[str, Path]:
-    """Write the id lists from a data folder ``root`` (how :data:`ID_FILES` were made).
+    """Write the id lists from a data folder ``root`` (how ``ID_FILES`` were made).
 
     Only ids, origins, ranks and labels are written (no text), gzipped without a timestamp so
     the same folder always gives the same bytes.

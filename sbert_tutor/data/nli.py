@@ -54,11 +54,9 @@ __all__ = [
     "NLI_TASKS",
     "SubstituteDataWarning",
     "as_nli",
-    "check_nli_task",
     "entailment_pairs",
     "group_negatives",
     "group_positives",
-    "label_names",
     "labelled_pairs",
     "load_nli",
     "load_nli_train",
@@ -72,6 +70,7 @@ logger = logging.getLogger(__name__)
 NLI_LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 _LABEL_IDS: dict[str, int] = {name: i for i, name in enumerate(NLI_LABELS)}
 
+#: The NLI sets ``load_nli`` reads (``allnli`` = SNLI + MultiNLI).
 NLI_TASKS: tuple[str, ...] = ("snli", "multinli", "allnli", "sick")
 #: The splits of each NLI task.
 _NLI_SPLITS: dict[str, tuple[str, ...]] = {

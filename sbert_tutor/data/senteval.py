@@ -37,8 +37,8 @@ each line into tokens and the SBERT batcher joins them with spaces). Two details
 Sizes (SentEval's): MR 10,662, CR 3,775, SUBJ 10,000, MPQA 10,606; SST-2 67,349 / 872 / 1,821;
 TREC 5,452 / 500; MRPC 4,076 / 1,725 pairs.
 
-**Hub** (``SBERT_TUTOR_DATA`` unset): the copies in :data:`HUB_DATASETS`. They differ from
-SentEval's files; :data:`HUB_NOTES` says how, and every loaded task carries its note.
+**Hub** (``SBERT_TUTOR_DATA`` unset): the copies in ``HUB_DATASETS``. They differ from
+SentEval's files; ``HUB_NOTES`` says how, and every loaded task carries its note.
 """
 
 from __future__ import annotations
@@ -63,24 +63,13 @@ from sbert_tutor.data.files import (
 )
 from sbert_tutor.settings import LOCAL_DATA_SOURCE
 
-__all__ = [
-    "DISPLAY_NAMES",
-    "HUB_DATASETS",
-    "HUB_NOTES",
-    "HubPart",
-    "SPLITS",
-    "TRANSFER_TASKS",
-    "TransferSplit",
-    "TransferTask",
-    "check_transfer_task",
-    "load_transfer",
-    "parse_transfer_tasks",
-    "subsample",
-]
+__all__ = ["TRANSFER_TASKS", "TransferTask", "load_transfer"]
 
 logger = logging.getLogger(__name__)
 
+#: SentEval's seven transfer tasks (SBERT's Table 5), in its order.
 TRANSFER_TASKS = ("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc")
+#: Each task's name as the papers' tables print it.
 DISPLAY_NAMES = {
     "mr": "MR",
     "cr": "CR",

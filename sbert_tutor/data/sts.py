@@ -9,7 +9,7 @@ kept as published). Two sources, one API:
   surprise.SMTnews), which the ``mean``/``wmean`` aggregations need.
 * **Hub** (``SBERT_TUTOR_DATA`` unset, online): the ids in :data:`HUB_DATASETS`. The MTEB copies of
   STS12-16 carry no subset column, so only the ``all`` aggregation is available from the hub, and
-  the SICK-R copy joins SICK's three splits; :data:`HUB_NOTES` says so on every such load.
+  the SICK-R copy joins SICK's three splits; ``HUB_NOTES`` says so on every such load.
 """
 
 from __future__ import annotations
@@ -40,11 +40,8 @@ from sbert_tutor.validation import check_choice, check_same_length, check_scores
 __all__ = [
     "DISPLAY_NAMES",
     "HUB_DATASETS",
-    "HUB_NOTES",
-    "SPLITS",
     "STSData",
     "STS_TASKS",
-    "STS_YEARS",
     "check_task",
     "load_sts",
     "sample_sts",
@@ -53,7 +50,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 STS_YEARS = ("sts12", "sts13", "sts14", "sts15", "sts16")
+#: Every STS task ``load_sts`` reads: the five SemEval years, STS benchmark and SICK-R.
 STS_TASKS = (*STS_YEARS, "stsb", "sickr")
+#: Each task's name as the papers' tables print it.
 DISPLAY_NAMES = {
     "sts12": "STS12",
     "sts13": "STS13",
@@ -123,7 +122,7 @@ class STSData:
         source: where the data came from, in words (a folder or a hub id).
         files: local files read (hashed into provenance); empty for hub data.
         labels: SICK's entailment label per pair (``None`` for other tasks).
-        notes: how the source differs from the published data set (hub copies: :data:`HUB_NOTES`);
+        notes: how the source differs from the published data set (hub copies: ``HUB_NOTES``);
             every number computed on these pairs must be read with them.
     """
 

@@ -59,7 +59,7 @@ from sbert_tutor.runtime.batching import (
 )
 from sbert_tutor.validation import check_device, check_pairs
 
-__all__ = ["CrossEncoder", "NewHeadWarning", "Pair"]
+__all__ = ["CrossEncoder", "NewHeadWarning"]
 
 logger = logging.getLogger(__name__)
 

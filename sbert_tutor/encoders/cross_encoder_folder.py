@@ -4,7 +4,7 @@ A CrossEncoder folder is a Hugging Face ``AutoModelForSequenceClassification`` f
 ``config.json`` with ``num_labels``, the tokenizer) plus the *activation* that
 ``CrossEncoder.predict`` puts on the logits, stored as a dotted class name such as
 ``"torch.nn.modules.activation.Sigmoid"``. Where that name lives changed between versions;
-:func:`read_cross_encoder_folder` reads each:
+``read_cross_encoder_folder`` reads each:
 
 ==========================  ======================================================================
 written by                  layout
@@ -25,7 +25,7 @@ max_length=N)`` sets and saves), capped at the model's ``max_position_embeddings
 folder (``model_type`` ``SentenceTransformer``) loads as sentence-transformers 6.x loads it: its
 transformer with a new, randomly initialised classification head.
 
-:func:`write_cross_encoder_config` writes the 4.x-5.x key and the < 4 key into ``config.json``,
+``write_cross_encoder_config`` writes the 4.x-5.x key and the < 4 key into ``config.json``,
 so the folder loads with its activation in sentence-transformers 2.x to 6.x.
 """
 
@@ -183,9 +183,4 @@ def write_cross_encoder_config(folder: Path, activation: Any) -> None:
     path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-__all__ = [
-    "CrossEncoderFolder",
-    "load_activation",
-    "read_cross_encoder_folder",
-    "write_cross_encoder_config",
-]
+__all__ = ["CrossEncoderFolder"]

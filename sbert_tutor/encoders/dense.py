@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["Dense", "activation_name"]
+__all__ = ["Dense"]
 
 _DEFAULT_ACTIVATION = "torch.nn.modules.activation.Tanh"
 

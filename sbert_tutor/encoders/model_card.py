@@ -2,7 +2,7 @@
 
 sentence-transformers saves a ``README.md`` with every model: YAML front matter that the Hugging
 Face hub reads (library, pipeline, tags, base model), then what the model is, how to use it and
-how it was trained. :func:`model_card` writes the same kind of card from recorded facts only:
+how it was trained. ``model_card`` writes the same kind of card from recorded facts only:
 
 * where the model was loaded from, its transformer class, ``max_seq_length``, pooling, dense
   layers, normalisation and output dimension (:meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.describe` and the
@@ -28,7 +28,7 @@ from typing import Any
 
 from sbert_tutor.provenance import package_versions
 
-__all__ = ["base_model", "model_card"]
+__all__: list[str] = []
 
 #: The card's hub metadata (as sentence-transformers writes it).
 _LIBRARY_NAME = "sentence-transformers"

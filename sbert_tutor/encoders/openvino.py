@@ -157,7 +157,7 @@ def to_openvino(
 
     Args:
         encoder: the torch encoder (on any device; it is converted from the CPU, unchanged).
-        precision: ``"auto"``, ``"fp32"``, ``"bf16"`` or ``"int8"`` (:func:`openvino_precision`).
+        precision: ``"auto"``, ``"fp32"``, ``"bf16"`` or ``"int8"`` (``openvino_precision``).
         threads: CPU threads for inference; ``None``: torch's (``torch.get_num_threads()``), so
             that a comparison with torch runs on the same cores.
         calibration: for ``"int8"`` only, and needed there: sentences like those the encoder
@@ -270,11 +270,4 @@ def quantize_int8(
         )
 
 
-__all__ = [
-    "PRECISIONS",
-    "OpenVINOTransformer",
-    "check_calibration",
-    "openvino_precision",
-    "quantize_int8",
-    "to_openvino",
-]
+__all__ = ["to_openvino"]

@@ -33,16 +33,7 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = [
-    "POOLING_MODES",
-    "check_pooling",
-    "cls_pool",
-    "max_pool",
-    "mean_pool",
-    "pool",
-    "pooled_dim",
-    "pooling_modes",
-]
+__all__ = ["POOLING_MODES", "cls_pool", "max_pool", "mean_pool", "pool"]
 
 #: The single pooling modes, in sentence-transformers' concatenation order for old configs.
 POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken")

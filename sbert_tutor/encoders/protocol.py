@@ -4,7 +4,7 @@
 batch_size=..., show_progress_bar=...)`` -> ``[n, d]`` array, with sentence-transformers' keyword
 names. :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder` is one, and so is a sentence-transformers
 ``SentenceTransformer``; so is a thin wrapper around any other model (a function that returns an
-array per list of texts is enough to wrap). :func:`encode_texts` is how the library calls it.
+array per list of texts is enough to wrap). ``encode_texts`` is how the library calls it.
 
 :func:`encode_unique` is the pattern behind pair scoring, triplet embeddings and fixed-embedding
 analyses: texts repeat (a premise with three hypotheses, a query with ten passages), so each
@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-__all__ = ["Encoder", "encode_texts", "encode_unique"]
+__all__ = ["Encoder", "encode_unique"]
 
 
 class Encoder(Protocol):
@@ -60,7 +60,7 @@ def encode_unique(
         texts: texts with repeats, e.g. ``[*sentences1, *sentences2]`` of STS pairs; split the
             result back with ``emb[:n], emb[n:]`` or ``emb.reshape(n, k, -1)``.
         batch_size, show_progress_bar: passed to ``encoder.encode`` (``show_progress_bar`` as
-            ``show_progress_bar``, through :func:`encode_texts`).
+            ``show_progress_bar``, through ``encode_texts``).
         order: the order the distinct texts are encoded in: ``"first"`` appearance or
             ``"sorted"``. With smart batching it decides which texts share a padded batch, which
             can move an embedding by about 1e-7 (float32 rounding); results stay reproducible

@@ -323,7 +323,7 @@ class SentenceEncoder(nn.Module):
 
         Raises:
             ValueError: an unknown pooling, or a device this machine does not have; a folder
-                whose tokenizer cannot feed the model (:func:`check_tokenizer`: tokenizer files
+                whose tokenizer cannot feed the model (``check_tokenizer``: tokenizer files
                 missing, or far fewer tokens than the model's vocabulary).
             NotImplementedError: the folder needs a module sbert_tutor does not run, or its
                 pooling config names no pooling mode (the message names the file and what to do).
@@ -637,7 +637,7 @@ class SentenceEncoder(nn.Module):
         """The batches of :meth:`encode`, in order: tokenise a chunk, sort it, pad, pin (CUDA).
 
         ``chunk_size=None`` tokenises everything first and sorts all by token count; otherwise
-        see :func:`sbert_tutor.runtime.batching.chunk_positions`. ``truncated[0]`` counts inputs cut to
+        see ``sbert_tutor.runtime.batching.chunk_positions``. ``truncated[0]`` counts inputs cut to
         ``max_seq_length``.
         """
         pad_id = self.tokenizer.pad_token_id or 0
@@ -1041,14 +1041,4 @@ def _warn_truncated(truncated: int, total: int, max_seq_length: int) -> None:
         )
 
 
-__all__ = [
-    "PROGRESS_THRESHOLD",
-    "EmptyTextWarning",
-    "EvaluationLog",
-    "SentenceEncoder",
-    "TruncationWarning",
-    "check_tokenizer",
-    "default_device",
-    "default_max_seq_length",
-    "quiet_transformers",
-]
+__all__ = ["EmptyTextWarning", "EvaluationLog", "SentenceEncoder", "TruncationWarning"]

@@ -2,7 +2,7 @@
 
 A sentence-transformers folder is a Hugging Face model plus a ``modules.json`` that lists the
 pipeline, each module with its sub-folder: ``Transformer`` -> ``Pooling`` -> optional ``Dense``
-layers -> optional ``Normalize``. What changed between versions, and what :func:`read_st_config`
+layers -> optional ``Normalize``. What changed between versions, and what ``read_st_config``
 reads:
 
 ==========================  ======================================================================
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sbert_tutor.encoders.pooling import POOLING_MODES, check_pooling, pooling_modes
+from sbert_tutor.encoders.pooling import check_pooling, pooling_modes
 from sbert_tutor.similarity import SIMILARITY_FUNCTIONS
 
 #: Old boolean pooling keys -> mode, in the order sentence-transformers concatenates them.
@@ -397,11 +397,4 @@ def write_st_config(
         )
 
 
-__all__ = [
-    "POOLING_MODES",
-    "STFolderConfig",
-    "UnsupportedModelError",
-    "read_json",
-    "read_st_config",
-    "write_st_config",
-]
+__all__ = ["STFolderConfig", "UnsupportedModelError"]

@@ -22,7 +22,7 @@ early stopping on the validation items is part of what it measures.
 SentEval seeds NumPy and PyTorch with the same seed (1111) for every model it builds: every
 model starts from the same ``nn.Linear`` initialisation and draws its shuffles from its own
 ``numpy.random.RandomState(seed)`` stream (after, for a final fit, the draw that holds out 5%
-of the training items for early stopping). :func:`train_probes` does the same per model, so its
+of the training items for early stopping). ``train_probes`` does the same per model, so its
 models follow SentEval's trajectories up to floating-point rounding.
 
 Speed: the models of one grid (L2 strengths x folds, tens to hundreds of models) are trained
@@ -45,17 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = [
-    "BATCH_SIZE",
-    "EPOCH_SIZE",
-    "LEARNING_RATE",
-    "MAX_EPOCH",
-    "ProbeFit",
-    "ProbeJob",
-    "TENACITY",
-    "VALIDATION_SPLIT",
-    "train_probes",
-]
+__all__: list[str] = []
 
 #: SentEval's classifier settings (``params['classifier']`` of its transfer runs).
 BATCH_SIZE = 64
@@ -173,7 +163,7 @@ def train_probes(
             about that many times faster for a grid of many models.
 
     Returns:
-        :class:`ProbeFit`, models in the order of ``jobs``.
+        ``ProbeFit``, models in the order of ``jobs``.
     """
     if n_jobs is not None and n_jobs > 1 and len(jobs) > 1:
         return _train_in_processes(
@@ -231,7 +221,7 @@ def train_probes(
 
 
 def _train_in_processes(X, y, jobs, n_classes, seed, *settings, n_jobs: int) -> ProbeFit:
-    """:func:`train_probes` split over ``n_jobs`` processes (units dealt round-robin, so each
+    """``train_probes`` split over ``n_jobs`` processes (units dealt round-robin, so each
     process gets a share of every group), the models put back in the order of ``jobs``."""
     from joblib import Parallel, delayed
 
@@ -306,7 +296,7 @@ def _adam(params):
 
 
 def _train_group(Xt, yt, resolved, l2, init, batch_size, epoch_size, tenacity, max_epoch, units):
-    """Train models whose passes have the same number of batches; see :func:`train_probes`.
+    """Train models whose passes have the same number of batches; see ``train_probes``.
 
     ``units``: the models (positions in ``resolved``) of each unit (``_units_of``), all of one
     size ``S``. A unit trains until all its models have stopped; a stopped model keeps being

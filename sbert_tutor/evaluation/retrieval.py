@@ -17,7 +17,7 @@ Pipeline of :func:`evaluate_retrieval`
    chunks, which keeps a running top-k. Only one chunk of embeddings, the running top-k and the
    list of passage ids are ever in memory, so the 8.8M-passage MS MARCO collection streams
    through (:class:`sbert_tutor.data.msmarco.StreamedCorpus`). A corpus that is searched more than
-   once can be encoded once with :func:`encode_corpus` and passed as :class:`CorpusEmbeddings`.
+   once can be encoded once with :func:`encode_corpus` and passed as ``CorpusEmbeddings``.
 3. :func:`sbert_tutor.metrics.run_from_topk` turns the top-k into a run and
    :func:`sbert_tutor.metrics.evaluate_run` averages every measure over the evaluated queries.
 
@@ -62,14 +62,12 @@ from sbert_tutor.provenance import provenance as make_provenance
 from sbert_tutor.results import Result
 
 __all__ = [
-    "CorpusEmbeddings",
     "MSMarcoResult",
     "RetrievalResult",
     "encode_corpus",
     "evaluate_msmarco",
     "evaluate_retrieval",
     "metrics_table",
-    "retrieval_table",
     "retrieve",
     "search_corpus",
     "select_queries",
@@ -321,7 +319,7 @@ def search_corpus(
     device: Any,
 ) -> tuple[dict[str, dict[str, float]], int]:
     """:func:`retrieve`'s work (its arguments, all given): encode the queries, encode the corpus
-    ``corpus_chunk_size`` passages at a time (or take a :class:`CorpusEmbeddings`), search the
+    ``corpus_chunk_size`` passages at a time (or take a ``CorpusEmbeddings``), search the
     chunks with :func:`~sbert_tutor.search.exact.semantic_search` and keep each query's best ``top_k``.
     Returns the run ``{qid: {pid: score}}`` and the number of passages searched."""
     from sbert_tutor.search.exact import semantic_search  # torch: loaded when a search runs
@@ -374,7 +372,7 @@ def retrieve(
         encoder: anything with ``encode(list[str], batch_size=..., show_progress_bar=...) -> array``.
         queries: ``{qid: text}``.
         corpus: ``{pid: passage}``, a :class:`~sbert_tutor.data.msmarco.StreamedCorpus`, or a
-            :class:`CorpusEmbeddings` (already encoded).
+            ``CorpusEmbeddings`` (already encoded).
         top_k: passages kept per query.
         score: ``"cosine"``, ``"dot"`` or ``"euclidean"`` (negative distance; higher is better).
         batch_size: sentences per forward pass.
@@ -495,7 +493,7 @@ def evaluate_retrieval(
             (and, for provenance, ``describe()``), e.g. :class:`sbert_tutor.SentenceEncoder`.
         queries: ``{qid: text}``.
         corpus: ``{pid: passage}``, a streamed corpus (``.items()`` yielding pairs, e.g. the full
-            MS MARCO collection) or :class:`CorpusEmbeddings`.
+            MS MARCO collection) or ``CorpusEmbeddings``.
         qrels: ``{qid: {pid: grade}}``; unjudged passages are non-relevant.
         ks: the cutoffs :math:`k`.
         score: ``"cosine"`` (default), ``"dot"`` or ``"euclidean"``.

@@ -33,6 +33,7 @@ from sbert_tutor.results import Result
 from sbert_tutor.similarity import paired_cosine
 from sbert_tutor.validation import check_choice
 
+#: How STS12-16 scores are pooled over a year's subsets (SentEval's ``all``, ``mean``, ``wmean``).
 AGGREGATIONS = ("all", "mean", "wmean")
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "correlations",
     "evaluate_sts",
     "evaluate_sts_details",
-    "parse_tasks",
     "predict_similarity",
     "score_pairs",
     "sts_results_table",
@@ -176,7 +176,7 @@ def evaluate_sts_details(
 ) -> dict[str, Any]:
     """Evaluate on STS tasks; return ``{"results": {task: block}, "files": [...], "sources": {...},
     "notes": [...]}`` (``notes``: how hub copies differ from the published sets, see
-    :data:`~sbert_tutor.data.sts.HUB_NOTES`).
+    ``HUB_NOTES``).
 
     ``block`` is described in :func:`score_pairs`; this is the structure the CLI writes as JSON.
     """

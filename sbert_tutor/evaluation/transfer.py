@@ -36,7 +36,7 @@ Two classifiers fit the logistic regression:
   compared as SentEval does, as percentages rounded to two decimals, ties to the weaker
   :math:`\lambda`. Its numbers are SentEval's numbers.
 * ``classifier="lbfgs"``: scikit-learn's ``LogisticRegression`` (L-BFGS) solves the objective
-  above to a gradient tolerance of :data:`TOL` (the bias unpenalised, each :math:`\lambda` of a fold
+  above to a gradient tolerance of ``TOL`` (the bias unpenalised, each :math:`\lambda` of a fold
   starting from the previous one's solution). It is the converged optimum that Adam with early
   stopping only approaches, and scores up to ~2 points higher than SentEval on some tasks (CR).
 
@@ -69,24 +69,14 @@ from sbert_tutor.validation import OptionError, check_choice
 __all__ = [
     "FoldResult",
     "L2_GRID",
-    "TOL",
     "TaskResult",
     "TransferResult",
-    "choose_l2",
-    "encode_once",
-    "evaluate_task",
     "evaluate_transfer",
     "fit_logistic",
     "nested_cross_validation",
     "outer_fold",
     "pair_features",
-    "protocol",
     "senteval_choice",
-    "senteval_choose_l2",
-    "senteval_cross_validation",
-    "senteval_order",
-    "stratified_folds",
-    "transfer_results_table",
 ]
 
 #: L2 strengths per training item tried by validation: SentEval's weight-decay grid.
@@ -101,7 +91,7 @@ TOL = 1e-5
 _MAX_ITER = 5000
 #: The classifiers that fit the probe (module docstring).
 _CLASSIFIERS = ("senteval", "lbfgs")
-#: Each task's protocol in words; ``{k}`` is the number of folds (:func:`protocol`).
+#: Each task's protocol in words; ``{k}`` is the number of folds (``protocol``).
 _PROTOCOLS = {
     "mr": "{k}-fold CV, inner {k}-fold CV for L2",
     "cr": "{k}-fold CV, inner {k}-fold CV for L2",
@@ -335,7 +325,7 @@ def outer_fold(
 ) -> FoldResult:
     r"""Outer fold ``i`` of :func:`nested_cross_validation`: choose :math:`\lambda` from ``grid``
     by a ``k``-fold cross-validation inside the training rows ``train`` only
-    (:func:`choose_l2`), refit on all of them (:func:`fit_logistic`), and score once on the
+    (``choose_l2``), refit on all of them (:func:`fit_logistic`), and score once on the
     held-out rows ``test``, which never took part in the choice."""
     with _one_blas_thread():
         l2, scores = choose_l2(X[train], y[train], grid, k, seed)
@@ -409,10 +399,10 @@ def senteval_choose_l2(
     seed: int = _SEED,
     n_jobs: int | None = None,
 ) -> tuple[float, dict[float, float]]:
-    """:func:`choose_l2` with SentEval's classifier: ``(best, {l2: mean CV accuracy})``.
+    """``choose_l2`` with SentEval's classifier: ``(best, {l2: mean CV accuracy})``.
 
     Each model stops early on its own held-out fold and is scored by its best accuracy there.
-    ``n_jobs``: processes (:func:`~sbert_tutor.evaluation.linear_probe.train_probes`).
+    ``n_jobs``: processes (``train_probes``).
     """
     from sbert_tutor.evaluation.linear_probe import train_probes
 
@@ -425,7 +415,7 @@ def senteval_choose_l2(
 def _senteval_final_fit(X: np.ndarray, y: np.ndarray, l2: float, seed: int = _SEED):
     """SentEval's final fit: all of ``(X, y)`` with 5% held out for early stopping.
 
-    Returns a :class:`~sbert_tutor.evaluation.linear_probe.ProbeFit` of one model.
+    Returns a ``ProbeFit`` of one model.
     """
     from sbert_tutor.evaluation.linear_probe import ProbeJob, train_probes
 
@@ -765,7 +755,7 @@ def evaluate_transfer(
         k: folds of every cross-validation (SentEval: 10); seed: fold shuffling (SentEval: 1111).
         batch_size: sentences per forward pass.
         max_items: keep at most this many items of every split (a stratified, seeded subsample,
-            :func:`sbert_tutor.data.senteval.subsample`) for quick runs; ``None`` = all.
+            ``sbert_tutor.data.senteval.subsample``) for quick runs; ``None`` = all.
         n_jobs: processes for the classifiers (``None``: one, here): the cross-validation
             folds with ``"lbfgs"``, the models of each grid with ``"senteval"``. The numbers do
             not depend on it; on a machine with several cores it divides the classifier time.

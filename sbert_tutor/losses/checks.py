@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torch import Tensor
 
-__all__ = ["check_grouped", "check_same_2d", "check_tensor", "shape_of"]
+__all__: list[str] = []
 
 
 def shape_of(x: Tensor) -> str:

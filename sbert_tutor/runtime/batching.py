@@ -13,8 +13,8 @@ tokens is padded to one width :math:`W \ge \max_i \ell_i`; the attention mask ma
   the pipelined encode) sorts by character count first, cuts the sorted order into chunks of a few
   batches and sorts each chunk by token count once it is tokenised, so that the next chunk can be
   tokenised while the current one is computed.
-* :class:`Prefetcher` runs a producer (tokenise, pad, pin) in a background thread, a bounded
-  number of batches ahead of the consumer; :class:`HostSink` gathers embeddings into input order
+* ``Prefetcher`` runs a producer (tokenise, pad, pin) in a background thread, a bounded
+  number of batches ahead of the consumer; ``HostSink`` gathers embeddings into input order
   with asynchronous device-to-host copies, so the host never waits for the GPU batch by batch.
 """
 
@@ -32,22 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = [
-    "BUCKET_MULTIPLE",
-    "Batch",
-    "Bucket",
-    "CHUNK_BATCHES",
-    "DeviceSink",
-    "HostSink",
-    "Prefetcher",
-    "batch_positions",
-    "bucket_width",
-    "check_bucket",
-    "chunk_positions",
-    "pad_ids",
-    "resolve_bucket",
-    "thread_init",
-]
+__all__ = ["CHUNK_BATCHES", "batch_positions", "bucket_width", "resolve_bucket"]
 
 #: ``bucket="auto"`` on CUDA under fp16/bf16: widths rounded up to a multiple of this.
 BUCKET_MULTIPLE = 32
@@ -64,7 +49,7 @@ Bucket = int | tuple[int, ...] | None
 def check_bucket(bucket: object) -> Bucket:
     """``bucket`` in canonical form: ``None`` (no bucketing), a multiple, or a sorted ladder.
 
-    ``None``, ``False``, ``0`` and ``1`` mean no bucketing; ``True`` means :data:`BUCKET_MULTIPLE`;
+    ``None``, ``False``, ``0`` and ``1`` mean no bucketing; ``True`` means ``BUCKET_MULTIPLE``;
     an int ``m >= 2`` rounds widths up to a multiple of ``m``; a sequence of ints is a ladder of
     widths (a batch gets the smallest ladder width that holds its longest row).
     """
@@ -91,7 +76,7 @@ def resolve_bucket(
     """The bucketing :meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.encode` uses: ``"auto"`` decided,
     anything else checked.
 
-    ``"auto"`` buckets to multiples of :data:`BUCKET_MULTIPLE` on CUDA under fp16/bf16 (where each
+    ``"auto"`` buckets to multiples of ``BUCKET_MULTIPLE`` on CUDA under fp16/bf16 (where each
     new width has a one-off cost) and pads to the longest row elsewhere: on a CPU every extra
     padded position is compute, and fp32 on CUDA has no such per-shape cost. It stays off for
     tokenizers that pad on the left, where extra padding would move the real tokens' positions.
@@ -298,7 +283,7 @@ class HostSink:
 
     ``asynchronous`` (the default on CUDA): each batch is copied to pinned host memory without
     waiting, with an event recorded after the copy; the host reads a batch only when more than
-    ``lag`` newer copies are in flight, or at :meth:`finish`. So there is no synchronisation per
+    ``lag`` newer copies are in flight, or at ``finish``. So there is no synchronisation per
     batch, and the GPU never idles because the host is reading. On a CPU the same bookkeeping runs
     with copies that are complete at once (what the tests check); synchronous mode writes at once.
     """
@@ -351,9 +336,9 @@ class HostSink:
 class DeviceSink:
     """Per-batch embeddings ``[b, d]`` -> one tensor ``[n, d]`` on their device, in input order.
 
-    What :class:`HostSink` does for a numpy result, for a tensor result (``convert_to_tensor``):
+    What ``HostSink`` does for a numpy result, for a tensor result (``convert_to_tensor``):
     the rows stay where they were computed and are put back in input order there, in one
-    scatter at :meth:`finish`. No batch at all gives an empty ``[0, dim]`` tensor on ``device``.
+    scatter at ``finish``. No batch at all gives an empty ``[0, dim]`` tensor on ``device``.
     """
 
     def __init__(self, dim: int, device: torch.device | str) -> None:

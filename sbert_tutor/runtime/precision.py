@@ -33,13 +33,9 @@ from pathlib import Path
 import torch
 
 __all__ = [
-    "auto_compute_dtype",
     "autocast_dtype",
-    "avoid_cudnn_attention",
     "compute_context",
-    "cpu_flags",
     "cpu_has_native_bf16",
-    "full_precision",
     "inference_context",
     "resolve_compute_dtype",
 ]
@@ -83,7 +79,7 @@ def cpu_flags(cpuinfo: Path = _CPUINFO) -> frozenset[str]:
 
 def cpu_has_native_bf16(flags: frozenset[str] | set[str] | None = None) -> bool:
     """Whether the CPU computes bf16 natively (one of ``_NATIVE_BF16_FLAGS``; ``flags``
-    defaults to :func:`cpu_flags`). Without it PyTorch emulates bf16 matrix products, usually
+    defaults to ``cpu_flags``). Without it PyTorch emulates bf16 matrix products, usually
     slower than fp32, so ``"auto"`` keeps fp32 there."""
     return bool(_NATIVE_BF16_FLAGS & (cpu_flags() if flags is None else set(flags)))
 

@@ -6,10 +6,10 @@ environment says ``TOKENIZERS_PARALLELISM=false``, which notebooks and forked da
 set; the wrapper then builds Python dictionaries per sentence (ids, type ids, mask), which costs
 more than the Rust work once that runs in parallel.
 
-:func:`token_ids` asks the Rust tokenizer for the ids alone (same truncation and special tokens as
+``token_ids`` asks the Rust tokenizer for the ids alone (same truncation and special tokens as
 the wrapper; a tokenizer class that changes how it encodes keeps its wrapper),
 ``pair_token_ids`` does the same for text pairs (a cross-encoder's input), and
-:func:`tokenizer_parallelism` lets it use its threads whatever the environment says, where that is
+``tokenizer_parallelism`` lets it use its threads whatever the environment says, where that is
 safe: never in a process forked from one that may have used them (the threads do not survive a
 fork, and the tokenizer would wait for them for ever) nor in a ``multiprocessing`` worker, and
 ``SBERT_TUTOR_TOKENIZER_PARALLELISM=0`` turns the override off.
@@ -26,14 +26,7 @@ from typing import Any
 
 from sbert_tutor.settings import TOKENIZER_PARALLELISM_ENV
 
-__all__ = [
-    "OVERRIDE_ENV",
-    "PARALLELISM_ENV",
-    "pair_token_ids",
-    "rust_tokenizer",
-    "token_ids",
-    "tokenizer_parallelism",
-]
+__all__: list[str] = []
 
 #: The tokenizers library's switch, and the values it reads as "off" (its own list).
 PARALLELISM_ENV = "TOKENIZERS_PARALLELISM"
@@ -75,7 +68,7 @@ os.register_at_fork(after_in_child=_mark_forked)
 
 
 def _parallelism_override_allowed() -> bool:
-    """Whether :func:`tokenizer_parallelism` may turn the tokenizer's threads on here."""
+    """Whether ``tokenizer_parallelism`` may turn the tokenizer's threads on here."""
     if os.environ.get(OVERRIDE_ENV, "1").strip().lower() in _FALSE_VALUES:
         return False
     return not _forked and multiprocessing.parent_process() is None
@@ -168,7 +161,7 @@ def token_ids(
 ) -> tuple[list[list[int]], list[bool]]:
     """Ids of ``texts`` (special tokens added, cut to ``max_length``) and which were cut.
 
-    The Rust tokenizer when :func:`rust_tokenizer` allows it, else the wrapper (the same ids, by
+    The Rust tokenizer when ``rust_tokenizer`` allows it, else the wrapper (the same ids, by
     the test suite); truncation is read from the tokenizer itself, or for a slow tokenizer by
     tokenising again without truncation.
     """
@@ -200,7 +193,7 @@ def pair_token_ids(
     segment (token type) ids 0 for the first part and 1 for the second. A pair longer than
     ``max_length`` tokens is cut ``"longest_first"``: one token at a time from whichever text is
     longer, as the Hugging Face wrapper (and sentence-transformers' ``CrossEncoder``) does. The
-    Rust tokenizer when :func:`rust_tokenizer` allows it, else the wrapper (the same ids).
+    Rust tokenizer when ``rust_tokenizer`` allows it, else the wrapper (the same ids).
     """
     firsts, seconds = list(firsts), list(seconds)
     if len(firsts) != len(seconds):

@@ -55,7 +55,7 @@ kind             FAISS index                          build knobs           sear
 
 Scores
 ------
-``metric`` is one of :data:`sbert_tutor.search.exact.SCORE_FUNCTIONS` and means what it means there:
+``metric`` is one of ``sbert_tutor.search.exact.SCORE_FUNCTIONS`` and means what it means there:
 higher is better for all three.
 
 * ``"cosine"``: both sides are L2-normalised, :math:`\hat x = x / \lVert x\rVert_2`, and the

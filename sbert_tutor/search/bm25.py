@@ -35,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ANSERINI_B", "ANSERINI_K1", "BM25Index", "analyze"]
+__all__ = ["ANSERINI_B", "ANSERINI_K1", "BM25Index"]
 
 #: Anserini's BM25 parameters tuned for the MS MARCO passage collection.
 ANSERINI_K1 = 0.82
+#: Anserini's b (length normalisation) for the MS MARCO passages; k1 is :data:`ANSERINI_K1`.
 ANSERINI_B = 0.68
 _TOKEN_PATTERN = r"(?u)\b\w+\b"
 

@@ -43,7 +43,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-__all__ = ["SCORE_FUNCTIONS", "block_scores", "merge_top_k", "semantic_search"]
+__all__ = ["semantic_search"]
 
 ScoreName = Literal["cosine", "dot", "euclidean"]
 #: The scores :func:`semantic_search` ranks by (module docstring: higher is better for all three).
@@ -134,7 +134,7 @@ def block_scores(
     ranks by the negative *squared* distance, :math:`-(\lVert q_i\rVert^2 - 2S_{ij} +
     \lVert c_j\rVert^2)` (same order, no square root over the block); dot keeps :math:`S`.
     ``q_sq`` and ``c_sq`` are the rows' squared norms (unused for dot); ``score`` is one of
-    :data:`SCORE_FUNCTIONS`.
+    ``SCORE_FUNCTIONS``.
     """
     s = q @ c.T
     if score == "cosine":

@@ -20,13 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "PRECISIONS",
-    "bytes_per_vector",
-    "check_precision",
-    "quantization_ranges",
-    "quantize_embeddings",
-]
+__all__ = ["bytes_per_vector", "quantization_ranges", "quantize_embeddings"]
 
 #: The precisions :func:`quantize_embeddings` accepts (described in the module docstring).
 PRECISIONS = ("float32", "int8", "uint8", "binary", "ubinary")
@@ -61,7 +55,7 @@ def quantize_embeddings(
 
     Args:
         embeddings: float array (or tensor) ``[n, d]``.
-        precision: one of :data:`PRECISIONS`.
+        precision: one of ``PRECISIONS``.
         ranges: ``[2, d]`` minimum and maximum per dimension for ``int8``/``uint8``.
         calibration_embeddings: embeddings to take the ranges from instead (recommended: a
             representative sample, so that every batch is quantised on the same scale).

@@ -18,7 +18,7 @@ that those serve as its test reference:
      :math:`h / d` estimates the angle over :math:`\pi` when the coordinates behave like random
      projections. The score returned is :math:`-h` (higher is better, as everywhere in the library).
    * ``int8`` / ``uint8``: the inner product of the integer codes, :math:`\sum_j q_j c_j`
-     (:func:`code_search`; ``int8`` as usearch's ``i8`` ``ip`` index, ``uint8`` as FAISS'
+     (``code_search``; ``int8`` as usearch's ``i8`` ``ip`` index, ``uint8`` as FAISS'
      ``IndexFlatIP`` over the ``uint8`` codes). The codes of one dimension are an affine map of
      the float values with that dimension's own scale, so this is only an approximation of
      :math:`u \cdot v`.
@@ -54,14 +54,7 @@ import numpy as np
 
 from sbert_tutor.search.quantize import check_precision, quantization_ranges, quantize_embeddings
 
-__all__ = [
-    "code_search",
-    "dequantize_embeddings",
-    "hamming_distances",
-    "hamming_search",
-    "quantized_search",
-    "rescore",
-]
+__all__ = ["dequantize_embeddings", "hamming_search", "quantized_search", "rescore"]
 
 _BINARY = ("binary", "ubinary")
 _CODES = ("int8", "uint8")
@@ -323,7 +316,7 @@ def quantized_search(
         indices, as :func:`~sbert_tutor.search.exact.semantic_search` and sentence-transformers'
         ``semantic_search`` return them. Scores are the rescored dot products, or without
         rescoring the negative Hamming distance (binary) or the code inner product (int8). They
-        are computed in float64 (:func:`rescore`, :func:`code_search`) and ranked before the
+        are computed in float64 (:func:`rescore`, ``code_search``) and ranked before the
         rounding to float32, so the order is that of the exact scores; sentence-transformers'
         ``semantic_search_faiss`` gives the same scores as Python floats of its float64 values
         (they agree to float32 rounding, about 6e-8 relative).

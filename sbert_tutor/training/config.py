@@ -14,7 +14,7 @@ from typing import Any
 from sbert_tutor.training.schedules import SCHEDULES
 from sbert_tutor.validation import OptionError
 
-__all__ = ["TRAJECTORY_FIELDS", "TrainingConfig"]
+__all__ = ["TrainingConfig"]
 
 _AMP_MODES = ("fp16", "bf16", "auto")
 

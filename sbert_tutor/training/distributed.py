@@ -7,7 +7,7 @@ every *global* batch of ``K * batch_size`` examples.
 
 **In-batch negatives across processes.** For ranking losses (MNRL, SupMPN, contrastive) the
 negatives of an anchor are the other examples *of the global batch*. Each process gathers the
-embeddings of all processes with :func:`gather_with_grad` (an all-gather whose backward is an
+embeddings of all processes with ``gather_with_grad`` (an all-gather whose backward is an
 ``all_reduce``) and computes the loss :math:`L` of the whole global batch — the same number on
 every process, equal to a single process's loss on the concatenated batch. Backward through the
 gather sums the gradient of :math:`L` from all :math:`K` processes into each local embedding
@@ -87,7 +87,7 @@ def process_device(device: str | None, gpus: int | None = None) -> str | None:
 def init_from_env(backend: str | None = None, device: str | None = None) -> bool:
     """Initialise the process group from ``torchrun``'s environment; ``False`` when not launched so.
 
-    ``device`` is this process's device (:func:`process_device`); ``None`` means GPU
+    ``device`` is this process's device (``process_device``); ``None`` means GPU
     ``LOCAL_RANK`` when CUDA is available, else the CPU. Backend: ``nccl`` for a CUDA device,
     else ``gloo``.
     """
@@ -243,16 +243,4 @@ def encode_sharded(encoder: Encoder, sentences: Sequence[str], **encode_kwargs: 
     return np.concatenate(pieces, axis=0)
 
 
-__all__ = [
-    "JointModel",
-    "close",
-    "encode_sharded",
-    "gather_with_grad",
-    "init_from_env",
-    "process_device",
-    "rank",
-    "shard",
-    "sum_gradients",
-    "world_size",
-    "wrap",
-]
+__all__ = ["encode_sharded"]

@@ -109,7 +109,6 @@ __all__ = [
     "TripletObjective",
     "embed_rows",
     "embed_texts",
-    "label_tensor",
     "make_objective",
     "objective_class",
     "pair_lengths",
@@ -356,7 +355,7 @@ class Objective(nn.Module):
         :func:`embed_rows`) and return the scalar loss.
 
         Under ``torchrun``, objectives with in-batch negatives gather the embeddings of every
-        process first (:func:`sbert_tutor.training.distributed.gather_with_grad`), so the negatives are the
+        process first (``sbert_tutor.training.distributed.gather_with_grad``), so the negatives are the
         whole global batch and the loss equals the single-process loss on it.
         """
         embeddings = embed_rows(encoder, rows, bucket)

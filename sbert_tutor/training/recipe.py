@@ -266,7 +266,7 @@ def _evaluator(
 
 def _dev_pairs(data: str | Path | STSData | Sequence[tuple[str, str, float]]) -> STSData:
     """Your own dev pairs as :class:`~sbert_tutor.data.STSData`: ``(sentence1, sentence2,
-    score)`` tuples, or a file of two text columns and a score (:func:`read_training_file`; a
+    score)`` tuples, or a file of two text columns and a score (``read_training_file``; a
     bad line is named ``FILE:LINE``)."""
     if isinstance(data, STSData):
         return data

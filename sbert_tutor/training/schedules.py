@@ -22,7 +22,7 @@ import math
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR
 
-__all__ = ["SCHEDULES", "WarmupSchedule", "lr_multiplier", "make_scheduler", "warmup_steps_for"]
+__all__ = ["WarmupSchedule", "lr_multiplier", "make_scheduler", "warmup_steps_for"]
 
 SCHEDULES = ("linear", "constant")
 

@@ -36,13 +36,7 @@ from sbert_tutor.data.table import DataTable
 from sbert_tutor.training.objectives import OBJECTIVES, Objective, objective_class
 from sbert_tutor.validation import OptionError, check_choice
 
-__all__ = [
-    "TrainingFile",
-    "TrainingFileError",
-    "check_training_source",
-    "load_training_data",
-    "read_training_file",
-]
+__all__ = ["TrainingFile", "TrainingFileError"]
 
 #: The named training sets (``sbert-tutor train --train NAME``).
 _TRAIN_SETS = ("stsb", "sick", "nli", "allnli", "snli", "multinli")
@@ -50,7 +44,7 @@ _TRAIN_SETS = ("stsb", "sick", "nli", "allnli", "snli", "multinli")
 _SCORE_SETS = ("stsb", "sick")
 
 
-#: The suffixes of a training file, and how each is read (:func:`read_training_file`).
+#: The suffixes of a training file, and how each is read (``read_training_file``).
 _FILE_SUFFIXES = (".tsv", ".txt", ".csv", ".jsonl", ".json")
 
 
@@ -139,7 +133,7 @@ def _read_jsonl(path: Path) -> tuple[list[str], list[list[Any]], list[int]]:
 
 
 def read_training_file(path: str | Path) -> TrainingFile:
-    """A user's training file (:data:`sbert_tutor.commands.train.FILE_FORMAT`): ``.tsv`` / ``.csv`` with a header line
+    """A user's training file (``sbert_tutor.commands.train.FILE_FORMAT``): ``.tsv`` / ``.csv`` with a header line
     (quotes are text in TSV) or ``.jsonl`` (one JSON object a line).
 
     Raises:
