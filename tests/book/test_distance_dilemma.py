@@ -9,11 +9,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.optimize import minimize
 
 from sbert_tutor.book.chapters import distance_dilemma
+from sbert_tutor.book.chapters.distance_dilemma import platt_scale
 from sbert_tutor.data.msmarco import MSMarcoData
 from sbert_tutor.metrics import evaluate_run
-from sbert_tutor.stats import platt_scale
 from sbert_tutor.training import TrainingConfig
 from tests.conftest import needs_data, save_tiny_encoder
 
@@ -344,3 +345,56 @@ def test_study_margins_are_the_papers():
     assert DISTANCE_DILEMMA["triplet margin"] == 5.0
     assert not sizes_for(DistanceDilemmaSizes, "quick").study_margins
     assert sizes_for(DistanceDilemmaSizes, "paper").study_margins
+
+
+# ------------------------------------------------------------------------------ Platt scaling
+def _platt_objective(w, c, y):
+    n_pos, n_neg = (y == 1).sum(), (y == 0).sum()
+    t = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+    z = w[0] * c + w[1]
+    # cross-entropy with soft targets, written with logaddexp for stability
+    return float(np.sum(t * np.logaddexp(0, -z) + (1 - t) * np.logaddexp(0, z)))
+
+
+@pytest.mark.parametrize("separable", [False, True])
+def test_platt_scale_matches_a_generic_optimiser(separable):
+    rng = np.random.default_rng(0)
+    y = (rng.random(300) < 0.2).astype(int)
+    c = rng.normal(0.2, 0.15, 300) + (0.6 if separable else 0.15) * y
+    if separable:
+        c[y == 1] = np.maximum(c[y == 1], c[y == 0].max() + 0.01)
+    a, b = platt_scale(c, y)
+    ref = minimize(
+        _platt_objective,
+        x0=[0.0, 0.0],
+        args=(c, y),
+        method="Nelder-Mead",
+        options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000},
+    )
+    # ours is at least as good a minimum as the generic optimiser's, and at the same place
+    assert _platt_objective([a, b], c, y) <= ref.fun + 1e-9
+    assert a == pytest.approx(ref.x[0], rel=1e-4, abs=1e-4)
+    assert b == pytest.approx(ref.x[1], rel=1e-4, abs=1e-4)
+    assert a > 0  # higher teacher cosine -> more likely relevant
+    assert math.isfinite(a)
+
+
+def test_platt_scale_symmetric_hand_example():
+    # two points per class, mirrored around c = 0 with equal counts: b = 0 by symmetry
+    a, b = platt_scale([-1.0, -0.5, 0.5, 1.0], [0, 0, 1, 1])
+    assert b == pytest.approx(0.0, abs=1e-12)
+    assert a > 0
+
+
+@pytest.mark.parametrize(
+    ("scores", "labels", "match"),
+    [
+        ([0.1, 0.2], [1], "equal-length"),
+        ([0.1, float("nan")], [1, 0], "NaN"),
+        ([0.1, 0.2], [1, 2], "0 or 1"),
+        ([0.1, 0.2], [1, 1], "both classes"),
+    ],
+)
+def test_platt_scale_errors(scores, labels, match):
+    with pytest.raises(ValueError, match=match):
+        platt_scale(scores, labels)

@@ -34,7 +34,7 @@ passages (MS MARCO judges about one passage per query).
 
 **Teacher.** The paper regresses onto a cross-encoder's scores. No cross-encoder is among the
 models this book uses, so the teacher is all-MiniLM-L6-v2's cosine :math:`c`, Platt-calibrated
-on the training pairs' labels (:func:`sbert_tutor.stats.platt_scale`): :math:`y = \sigma(a c +
+on the training pairs' labels (:func:`platt_scale`): :math:`y = \sigma(a c +
 b)`, a relevance probability like a cross-encoder's. The teacher logits :math:`z = a c + b` are
 the ``ce_score`` objective's labels.
 
@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 from sbert_tutor.book.analysis import pca_2d
+from sbert_tutor.book.bootstrap import paired_bootstrap
 from sbert_tutor.book.figures import new_axes, new_panels, plot_loss_curves
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
@@ -68,11 +69,11 @@ from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.evaluation.retrieval import RetrievalResult, encode_corpus, evaluate_retrieval
 from sbert_tutor.metrics import evaluate_run_per_query
 from sbert_tutor.results import Result
-from sbert_tutor.stats import paired_bootstrap, platt_scale
 from sbert_tutor.training import TrainingConfig, TrainingRecord
 from sbert_tutor.training.recipe import fit
 
 __all__ = [
+    "platt_scale",
     "DilemmaData",
     "DilemmaRun",
     "MEASURES",
@@ -288,7 +289,7 @@ def build_training_sets(
     BM25 negatives :math:`n_1, n_2, \dots` (``None``: all). Siamese pairs are :math:`(q, p)` and
     :math:`(q, n_j)`; triplets pair each positive with each negative, :math:`(q, p, n_j)`, so
     both architectures see the same passages. The teacher's cosines are calibrated on these
-    pairs' labels (:func:`~sbert_tutor.stats.platt_scale`) into logits :math:`z = a c + b`.
+    pairs' labels (:func:`platt_scale`) into logits :math:`z = a c + b`.
     """
     if negatives_per_query is not None and negatives_per_query < 1:
         raise ValueError(f"negatives_per_query must be >= 1 or None, got {negatives_per_query}")
@@ -483,7 +484,7 @@ def bootstrap_changes(
     seed: int = 0,
 ) -> pd.DataFrame:
     """Each setup's mean ``metric`` change over ``baseline`` on the same test queries, with a 95%
-    paired bootstrap interval (:func:`sbert_tutor.stats.paired_bootstrap`), one row a setup.
+    paired bootstrap interval (:func:`sbert_tutor.book.bootstrap.paired_bootstrap`), one row a setup.
 
     Columns: ``<metric> change``, ``95% low``, ``95% high``, ``queries better``, ``queries
     worse``. Queries are matched by id, whatever the order of the frames.
@@ -743,3 +744,47 @@ def plot_triplet_pca(points: pd.DataFrame, n_lines: int = 15, axes=None):
         ax.axis("off")
     axes[0].legend(fontsize=8, loc="best")
     return axes
+
+
+def platt_scale(
+    scores: Sequence[float], labels: Sequence[int], iterations: int = 100
+) -> tuple[float, float]:
+    r"""Fit :math:`P(\text{relevant} \mid s) = \sigma(a s + b)` by Platt's method (Platt, 1999).
+
+    Minimises the cross-entropy against Platt's smoothed targets
+    :math:`t_+ = \frac{N_+ + 1}{N_+ + 2}`, :math:`t_- = \frac{1}{N_- + 2}` (which keeps
+    :math:`a` finite on separable data) by Newton's method on :math:`(a, b)`.
+
+    Returns:
+        ``(a, b)`` as floats.
+
+    Raises:
+        ValueError: lengths differ, non-finite scores, or a class is missing.
+
+    Reference:
+        Platt (1999), "Probabilistic Outputs for Support Vector Machines and Comparisons to
+        Regularized Likelihood Methods".
+    """
+    c = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    if c.shape != y.shape or c.ndim != 1:
+        raise ValueError(f"scores {c.shape} and labels {y.shape} must be equal-length vectors")
+    if not np.isfinite(c).all():
+        raise ValueError("scores contain NaN or infinity")
+    n_pos, n_neg = int((y == 1).sum()), int((y == 0).sum())
+    if n_pos + n_neg != len(y):
+        raise ValueError("labels must be 0 or 1")
+    if not n_pos or not n_neg:
+        raise ValueError(f"need both classes to calibrate, got {n_pos} positive, {n_neg} negative")
+    t = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
+    x = np.stack([c, np.ones_like(c)], axis=1)
+    w = np.array([0.0, math.log((n_pos + 1) / (n_neg + 1))])
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        grad = x.T @ (p - t)
+        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-12 * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-12:
+            break
+    return float(w[0]), float(w[1])

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sbert_tutor.book.bootstrap import PairedBootstrap, paired_bootstrap
 from sbert_tutor.book.cost import median_seconds
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.seeds import SeededRuns, Verdict, seeded_variants, summarize, verdict
@@ -50,7 +51,6 @@ from sbert_tutor.evaluation.retrieval import encode_corpus, retrieve
 from sbert_tutor.metrics import Run, evaluate_run, evaluate_run_per_query
 from sbert_tutor.search.rerank import cross_encoder_scores, merge_reranked
 from sbert_tutor.settings import hf_offline
-from sbert_tutor.stats import PairedBootstrap, paired_bootstrap
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.recipe import fit
 
@@ -356,7 +356,7 @@ def rerank_change(
     retrieval: Retrieval, reranked: Run, data: MSMarcoData, n_resamples: int = 2000
 ) -> PairedBootstrap:
     """The change of MRR@10 that re-ranking made, query by query, with a 95% paired bootstrap
-    interval over the test queries (:func:`~sbert_tutor.stats.paired_bootstrap`)."""
+    interval over the test queries (:func:`~sbert_tutor.book.bootstrap.paired_bootstrap`)."""
     threshold = data.relevance_threshold
     before = evaluate_run_per_query(retrieval.run, data.qrels, [10], threshold)
     after = evaluate_run_per_query(reranked, data.qrels, [10], threshold)

@@ -47,6 +47,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from sbert_tutor.book.bootstrap import paired_bootstrap
 from sbert_tutor.book.figures import new_axes, new_panels
 from sbert_tutor.book.recorded import hardware_text
 from sbert_tutor.book.weak_start import (
@@ -67,7 +68,6 @@ from sbert_tutor.data.msmarco import (
 )
 from sbert_tutor.evaluation.retrieval import encode_corpus, evaluate_retrieval
 from sbert_tutor.metrics import evaluate_run, evaluate_run_per_query
-from sbert_tutor.stats import paired_bootstrap
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.hard_negatives import mine_hard_negatives, teacher_margins
 from sbert_tutor.training.recipe import fit
