@@ -110,7 +110,7 @@ def run_ours(loss: str, data, args, model: str, batch_size: int, amp: str) -> di
         "steps": steps,
         "steps_per_s": steps / seconds,
         "precision": result.log.get("precision"),
-        "encoder": result.encoder,
+        "encoder": result.model,
     }
 
 

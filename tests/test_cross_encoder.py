@@ -319,7 +319,7 @@ def test_fit_trains_a_cross_encoder_on_scores_and_checks_the_model_kind(tiny_ber
     ]
     config = TrainingConfig(batch_size=2, max_steps=2, show_progress_bar=False, eval_before=False)
     run = fit(ce, "ce_bce", pairs, config, objective_options={"score_range": (0, 5)})
-    assert run.encoder is ce and run.log["loss"] == {
+    assert run.model is ce and run.log["loss"] == {
         "name": "ce_bce",
         "score_range": [0.0, 5.0],
         "pos_weight": None,

@@ -260,7 +260,7 @@ def test_fit_evaluates_your_own_dev_pairs(encoder):
     assert run.log["evaluator"] == "dev_spearman"
     from sbert_tutor.evaluation.sts import evaluate_sts
 
-    final = evaluate_sts(run.encoder, pairs=SCORED, show_progress_bar=False)
+    final = evaluate_sts(run.model, pairs=SCORED, show_progress_bar=False)
     assert run.record.evals[-1]["dev_spearman"] == pytest.approx(final.spearman, abs=1e-6)
     assert run.record.evals[-1]["dev_pearson"] == pytest.approx(final.pearson, abs=1e-6)
 

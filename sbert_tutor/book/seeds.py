@@ -178,7 +178,7 @@ def seeded_variants(
                 {
                     "variant": name,
                     "seed": seed,
-                    "spearman": _score(run.encoder, eval_data),
+                    "spearman": _score(run.model, eval_data),
                     "final_loss": run.record.final_loss(),
                     "seconds": run.seconds,
                 }

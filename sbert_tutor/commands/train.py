@@ -171,7 +171,7 @@ def _train(args: argparse.Namespace) -> int:
         **result.log,
         "train_data": {"name": args.train, **result.log["train_data"]},
     }
-    out = result.encoder.save(args.out)
+    out = result.model.save(args.out)
     log_path = write_json(
         Path(args.log) if args.log else out / _LOG_FILE, {**log, "output": str(out)}
     )

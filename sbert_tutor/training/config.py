@@ -31,7 +31,6 @@ TRAJECTORY_FIELDS = (
     "seed",
     "amp",
     "length_buckets",
-    "bucket_batches",
     "no_duplicates",
 )
 
@@ -58,8 +57,10 @@ class TrainingConfig:
             ``"auto"`` rounds the padded width up to a multiple of 32 on CUDA under fp16/bf16
             and pads to the longest text elsewhere; ``None`` never; a multiple or a ladder of
             widths. The padding is masked, so in fp32 the embeddings and the loss do not change.
-        length_buckets: smart batching: group examples of similar token length.
-        bucket_batches: batches per sorting bucket (see :mod:`~sbert_tutor.training.samplers`).
+        length_buckets: smart batching: each epoch's shuffled examples are cut into windows of
+            this many batches and each window is sorted by token length, so a batch holds
+            texts of similar length (:mod:`~sbert_tutor.training.samplers`); ``None``: a plain
+            shuffle.
         no_duplicates: never put a text twice in a batch; ``None``: on for in-batch-negative
             objectives (mnrl, supmpn, contrastive), off otherwise.
         eval_steps: evaluate every this many steps (needs an evaluator); ``None``: only before
@@ -82,8 +83,7 @@ class TrainingConfig:
     seed: int = 42
     amp: str | None = None
     bucket: int | tuple[int, ...] | str | None = "auto"
-    length_buckets: bool = True
-    bucket_batches: int | None = 50
+    length_buckets: int | None = 50
     no_duplicates: bool | None = None
     eval_steps: int | None = None
     eval_before: bool = True
@@ -104,7 +104,7 @@ class TrainingConfig:
         positive_int("max_steps", self.max_steps, allow_none=True)
         positive_int("eval_steps", self.eval_steps, allow_none=True)
         positive_int("save_steps", self.save_steps, allow_none=True)
-        positive_int("bucket_batches", self.bucket_batches, allow_none=True)
+        positive_int("length_buckets", self.length_buckets, allow_none=True)
         if not self.lr > 0:
             raise OptionError("{lr}: the learning rate must be > 0", {"lr": self.lr})
         if not self.weight_decay >= 0:

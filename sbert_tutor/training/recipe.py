@@ -53,9 +53,10 @@ _OTHER_SPELLINGS = {
 
 @dataclass
 class TrainRun:
-    """A finished training run."""
+    """A finished training run: the trained ``model`` (a sentence encoder or a cross-encoder, as
+    given to :func:`fit`), its objective, the loss record, the time and the log."""
 
-    encoder: SentenceEncoder | CrossEncoder
+    model: SentenceEncoder | CrossEncoder
     objective: Objective
     record: TrainingRecord
     seconds: float
@@ -64,7 +65,7 @@ class TrainRun:
     def __repr__(self) -> str:
         """One line: the model, the loss, the steps, the final loss and the time (not the
         model's layers)."""
-        name = getattr(self.encoder, "name", None) or type(self.encoder).__name__
+        name = getattr(self.model, "name", None) or type(self.model).__name__
         final = self.record.final_loss()
         loss = "n/a" if final != final else f"{final:.4f}"
         steps = self.log.get("steps_done", len(self.record.steps))
@@ -137,7 +138,7 @@ def fit(
         >>> run = fit("sentence-transformers/all-MiniLM-L6-v2", "ce_bce",
         ...           [("what is a cat?", "A cat is a small feline.", 1),
         ...            ("what is a cat?", "Paris is in France.", 0)])  # doctest: +SKIP
-        >>> run.encoder.rank("what is a cat?", ["Paris is in France.", "Cats purr."])  # doctest: +SKIP
+        >>> run.model.rank("what is a cat?", ["Paris is in France.", "Cats purr."])  # doctest: +SKIP
     """
     cls = objective_class(loss)
     option_names = cls.option_defaults()
@@ -230,7 +231,7 @@ def _fit(
         ),
     }
     encoder.training_history.append(_history_entry(log, record))
-    return TrainRun(encoder=encoder, objective=objective, record=record, seconds=seconds, log=log)
+    return TrainRun(model=encoder, objective=objective, record=record, seconds=seconds, log=log)
 
 
 def _evaluator(

@@ -209,13 +209,13 @@ class Trainer:
     # ------------------------------------------------------------------ setup
     def _make_sampler(self) -> LengthBucketBatchSampler | NoDuplicatesBatchSampler:
         cfg = self.config
-        buckets = cfg.bucket_batches if cfg.length_buckets else 1
+        buckets = cfg.length_buckets or 1  # one batch a window: no sorting across batches
         if self.no_duplicates:
             return NoDuplicatesBatchSampler(
                 self.examples.texts,
                 cfg.batch_size * self.world,
                 cfg.seed,
-                lengths=self.lengths if cfg.length_buckets else None,
+                lengths=self.lengths if cfg.length_buckets is not None else None,
                 bucket_batches=buckets,
             )
         return LengthBucketBatchSampler(

@@ -476,10 +476,10 @@ def matryoshka_study(
             objective_options=options,
             max_examples=sizes.examples,
         )
-        run.encoder.eval()
+        run.model.eval()
         rows += [
             {"variant": name, "seed": seed, "dims": d, "spearman": s}
-            for d, s in truncation_spearman(run.encoder, sts, dims).items()
+            for d, s in truncation_spearman(run.model, sts, dims).items()
         ]
         del run
     return pd.DataFrame(rows)

@@ -443,9 +443,9 @@ def run_dilemma(
         seconds[name] = time.perf_counter() - begin
         records[name], logs[name] = run.record, run.log
         arch = "Siamese" if siamese else "Triplet"
-        add(name, arch, score, evaluate_setup(run.encoder, test, (score,), ks)[score])
+        add(name, arch, score, evaluate_setup(run.model, test, (score,), ks)[score])
         if keep_encoders:
-            encoders[name] = run.encoder
+            encoders[name] = run.model
         del run
     return DilemmaRun(
         table=pd.DataFrame(rows),

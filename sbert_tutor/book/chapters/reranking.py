@@ -259,7 +259,7 @@ def msmarco_reranker(
         f"trained here: {start.label}, ce_bce on {len(train):,} labelled BM25 pairs of "
         f"the training queries, {run.log['steps_done']} steps of {config.batch_size}"
     )
-    return run.encoder, how
+    return run.model, how
 
 
 @dataclass(frozen=True)

@@ -296,7 +296,7 @@ def train_teacher(data: RetrieverData, sizes: RetrieverSizes, device: str | None
         show_progress_bar=False,
     )
     start = CrossEncoderStart(sizes.teacher_start)
-    return fit(start.load(), "ce_bce", data.labelled, config, device=device).encoder
+    return fit(start.load(), "ce_bce", data.labelled, config, device=device).model
 
 
 def rerank_quality(cross_encoder: Any, data: RetrieverData) -> dict[str, float]:
@@ -495,7 +495,7 @@ def run_study(
                 "loss": loss,
                 "seconds": seconds,
                 "steps": int(run.log["steps_done"]),
-                **evaluate_variant(run.encoder, data, score),
+                **evaluate_variant(run.model, data, score),
             }
             out["runs"].append(row)
             say(f"{variant} / seed {seed}: {row['results']} in {seconds:.1f} s")
