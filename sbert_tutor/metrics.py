@@ -446,31 +446,15 @@ def _check_ks(ks: Iterable[int]) -> tuple[int, ...]:
 def _query_metrics(
     ranking: Sequence[str], grades: Mapping[str, int], ks: tuple[int, ...], threshold: int
 ) -> dict[str, float]:
-    """All measures of one query, from one pass over the ranking (same maths as the functions)."""
-    n_rel = num_relevant(grades, threshold)
-    rel = relevance_flags(ranking, grades, threshold)
-    gains = [max(grades.get(d, 0), 0) for d in ranking]
-    ideal = sorted((g for g in grades.values() if g > 0), reverse=True)
-
+    """All measures of one query: the measure functions above, at every cutoff."""
     out: dict[str, float] = {}
     for k in ks:
-        top_rel = rel[:k]
-        hits = sum(top_rel)
-        first = next((i for i, r in enumerate(top_rel) if r), None)
-        hits_so_far = 0
-        ap = 0.0
-        for i, r in enumerate(top_rel):
-            if r:
-                hits_so_far += 1
-                ap += hits_so_far / (i + 1)
-        dcg = sum(g * rank_discount(i + 1) for i, g in enumerate(gains[:k]))
-        idcg = sum(g * rank_discount(i + 1) for i, g in enumerate(ideal[:k]))
-        out[f"precision@{k}"] = hits / k
-        out[f"accuracy@{k}"] = float(hits > 0)
-        out[f"recall@{k}"] = hits / n_rel if n_rel else 0.0
-        out[f"mrr@{k}"] = 1.0 / (first + 1) if first is not None else 0.0
-        out[f"ndcg@{k}"] = dcg / idcg if idcg > 0 else 0.0
-        out[f"map@{k}"] = ap / n_rel if n_rel else 0.0
+        out[f"precision@{k}"] = precision_at_k(ranking, grades, k, threshold)
+        out[f"accuracy@{k}"] = accuracy_at_k(ranking, grades, k, threshold)
+        out[f"recall@{k}"] = recall_at_k(ranking, grades, k, threshold)
+        out[f"mrr@{k}"] = reciprocal_rank_at_k(ranking, grades, k, threshold)
+        out[f"ndcg@{k}"] = ndcg_at_k(ranking, grades, k)
+        out[f"map@{k}"] = average_precision(ranking, grades, k, threshold)
     out["map"] = average_precision(ranking, grades, None, threshold)
     return out
 
