@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     sizes = SIZES[args.profile]
     start = time.perf_counter()
     study = run_study(
-        sizes, device=device, progress=lambda m: print(m, file=sys.stderr, flush=True)
+        sizes, device=device, log=lambda m: print(m, file=sys.stderr, flush=True)
     )
     seconds = time.perf_counter() - start
     gpu = torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None

@@ -414,7 +414,7 @@ def run_study(
     sizes: RetrieverSizes,
     device: str | None = None,
     variants: Sequence[str] = tuple(VARIANTS),
-    progress: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None,
     show_progress_bar: bool = True,
 ) -> dict[str, Any]:
     """Train every variant with every seed from ``sizes.start`` and evaluate each on the test split.
@@ -422,9 +422,10 @@ def run_study(
     Returns a JSON-ready mapping: ``data`` (sizes of the split), ``teachers`` (each one's re-ranking
     quality on the test queries' BM25 top 20), ``mining`` (rows kept per variant), ``runs`` (one per variant
     and seed, the start model's as ``"start model"``: ``results``, ``per_query``, ``seconds``,
-    ``steps``) and ``notes``.
+    ``steps``) and ``notes``. ``log`` receives a line per finished step of the study (e.g.
+    ``print``); the progress bar is ``show_progress_bar``'s.
     """
-    say = progress or (lambda _: None)
+    say = log or (lambda _: None)
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise ValueError(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
