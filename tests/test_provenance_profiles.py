@@ -96,7 +96,7 @@ def test_the_old_full_profile_is_refused_with_the_choices(monkeypatch):
 
 
 def test_labels_say_what_each_profile_is(monkeypatch):
-    """On a GPU the quick profile's label must not say CPU (issue 15); on a CPU it does. The t4
+    """On a GPU the quick profile's label must not say CPU; on a CPU it does. The t4
     and paper labels say what they are; only the paper profile claims the papers' setups."""
     import torch
 
