@@ -3,7 +3,7 @@
 Colab shows MyST markup raw: ``{glue:text}`` roles lose the numbers and verdicts of the prose,
 ``{term}``, ``{py:func}`` and ``{cite}`` roles, ``:::{admonition}`` fences and ``(label)=``
 targets read as noise. For every chapter in ``_toc.yml`` this writes ``book/colab/<name>.ipynb``
-(the badges open it, see :mod:`sbert_tutor.book.colab`):
+(the badges open it, see ``.ci/publishing.py``):
 
 * a Markdown cell without glue roles becomes plain Markdown: a term or a cross-reference its
   text, a Python role its name in backticks (``~a.b.c``: ``c``), a citation "Authors (year)" or
@@ -37,8 +37,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / ".ci"))  # publishing.py, beside this script
 
-from sbert_tutor.book import colab, display  # noqa: E402
+import publishing  # noqa: E402
+
+from sbert_tutor.book import display  # noqa: E402
 from sbert_tutor.settings import RELEASE_REF, REPOSITORY_URL  # noqa: E402
 
 __all__ = [
@@ -51,7 +54,7 @@ __all__ = [
     "toc_chapters",
 ]
 
-EDITIONS = ROOT / colab.COLAB_EDITIONS
+EDITIONS = ROOT / publishing.COLAB_EDITIONS
 #: The line that replaces MyST-NB's ``glue`` import in an edition (made from the functions, so a
 #: rename there breaks this script, not the editions on Colab).
 SHIM_IMPORT = (
@@ -185,7 +188,7 @@ class Context:
         """Where a reader on Colab opens another page of the book: a chapter's Colab edition, any
         other page (notation, glossary) on GitHub at the release."""
         if name.endswith(".ipynb"):
-            return colab.colab_url(name)
+            return publishing.colab_url(name)
         return f"{REPOSITORY_URL}/blob/{RELEASE_REF}/book/{name}"
 
 
@@ -298,7 +301,7 @@ def edition(notebook: dict[str, Any], context: Context) -> dict[str, Any]:
     needs_shim = False
     for index, cell in enumerate(new["cells"]):
         source = _source(cell)
-        if cell["cell_type"] == "markdown" and index != colab.BADGE_CELL:
+        if cell["cell_type"] == "markdown" and index != publishing.BADGE_CELL:
             converted = convert_markdown(source, context)
             if display.GLUE_ROLE.search(converted):
                 needs_shim = True
@@ -317,7 +320,7 @@ def edition(notebook: dict[str, Any], context: Context) -> dict[str, Any]:
             + SHIM_IMPORT,
             "colab-glue",
         )
-        cells.insert(colab.INSTALL_CELL + 1, shim)
+        cells.insert(publishing.INSTALL_CELL + 1, shim)
     new["cells"] = cells
     return new
 
@@ -336,7 +339,7 @@ def _dump(notebook: dict[str, Any]) -> str:
 
 def _expected(root: Path) -> dict[Path, str]:
     context = Context.of_book(root)
-    out = root / colab.COLAB_EDITIONS
+    out = root / publishing.COLAB_EDITIONS
     return {
         out / path.name: _dump(edition(json.loads(path.read_text(encoding="utf-8")), context))
         for path in toc_chapters(root)
@@ -351,7 +354,7 @@ def stale(root: Path = ROOT) -> list[str]:
         for p, text in expected.items()
         if not p.exists() or p.read_text(encoding="utf-8") != text
     ]
-    extra = set((root / colab.COLAB_EDITIONS).glob("*.ipynb")) - set(expected)
+    extra = set((root / publishing.COLAB_EDITIONS).glob("*.ipynb")) - set(expected)
     return found + [f"{p.relative_to(root)}: of no chapter in _toc.yml" for p in sorted(extra)]
 
 
@@ -359,12 +362,12 @@ def write(root: Path = ROOT) -> list[str]:
     """Write every edition that differs (and remove those of no chapter); what changed."""
     expected = _expected(root)
     changed = []
-    (root / colab.COLAB_EDITIONS).mkdir(parents=True, exist_ok=True)
+    (root / publishing.COLAB_EDITIONS).mkdir(parents=True, exist_ok=True)
     for path, text in expected.items():
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
             changed.append(f"wrote {path.relative_to(root)}")
-    for path in sorted(set((root / colab.COLAB_EDITIONS).glob("*.ipynb")) - set(expected)):
+    for path in sorted(set((root / publishing.COLAB_EDITIONS).glob("*.ipynb")) - set(expected)):
         path.unlink()
         changed.append(f"removed {path.relative_to(root)}")
     return changed

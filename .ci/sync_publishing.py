@@ -14,7 +14,7 @@ Usage (from the repository root)::
     python .ci/sync_publishing.py           # rewrite what disagrees, list what changed
     python .ci/sync_publishing.py --check   # list what disagrees; exit 1 if anything does
 
-``tests/book/test_colab.py`` runs the check.
+``tests/test_publishing.py`` runs the check.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / ".ci"))  # publishing.py, beside this script
 
-from sbert_tutor.book import colab  # noqa: E402
+import publishing  # noqa: E402
+
 from sbert_tutor.settings import RELEASE_REF, REPOSITORY_URL  # noqa: E402
 
 
@@ -48,7 +50,7 @@ def _config(text: str) -> str:
 
 
 def _readme(text: str) -> str:
-    line = f'`%pip install -q "{colab.requirement()}"`'
+    line = f'`%pip install -q "{publishing.requirement()}"`'
     return re.sub(r'`%pip install -q "sbert-tutor\[colab\] @ git\+[^"`]*"`', line, text)
 
 
@@ -70,7 +72,7 @@ def problems(root: Path = ROOT) -> list[str]:
     """Every place that disagrees with the setting (empty: all agree)."""
     found = []
     for notebook in sorted((root / "book").glob("*.ipynb")):
-        found += colab.check_notebook(notebook)
+        found += publishing.check_notebook(notebook)
     for name, fix in FILES.items():
         text = (root / name).read_text(encoding="utf-8")
         if fix(text) != text:
@@ -82,7 +84,7 @@ def sync(root: Path = ROOT) -> list[str]:
     """Rewrite what disagrees; the names of the files changed."""
     changed = []
     for notebook in sorted((root / "book").glob("*.ipynb")):
-        if colab.sync_notebook(notebook):
+        if publishing.sync_notebook(notebook):
             changed.append(str(notebook.relative_to(root)))
     for name, fix in FILES.items():
         path = root / name

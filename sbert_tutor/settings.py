@@ -31,8 +31,7 @@ Where the project is published: one setting, two constants (not environment vari
 ``v`` + the version in ``pyproject.toml``) the book's Colab badges open and its install cells
 install. ``pyproject.toml``'s ``[project.urls]``, ``_config.yml``'s repository and launch
 buttons, the install lines of ``README.md`` and ``book/index.md`` and cells 1-2 of every chapter
-are made from them by ``python .ci/sync_publishing.py`` (see README, "Publishing");
-``tests/book/test_colab.py`` checks that they agree.
+are made from them (see README, "Publishing").
 """
 
 from __future__ import annotations

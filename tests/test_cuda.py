@@ -1,4 +1,5 @@
-"""On a CUDA GPU (skipped elsewhere): the GPU paths of issue 15 against the CPU and serial paths.
+"""On a CUDA GPU (skipped elsewhere): the GPU encode and training paths against the CPU and
+serial paths.
 
 ``bash benchmarks/gpu_run.sh tests`` runs these with the rest of the GPU-sensitive tests.
 """

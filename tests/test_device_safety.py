@@ -1,8 +1,8 @@
 """Code that runs on a GPU must not call ``Tensor.numpy()`` on a tensor that may live there.
 
 ``.numpy()`` works only on CPU tensors; on a CUDA tensor it raises. On a CPU-only machine (CI)
-such a call passes every test, so two checks catch it here (issue 15: chapter 11 failed on every
-GPU this way):
+such a call passes every test, so two checks catch it here (chapter 11 once failed on every GPU
+this way):
 
 * a lint over ``sbert_tutor/``: every ``.numpy()`` call is on ``.cpu()``, ``.to("cpu")``, or on a
   line that says why its tensor is on the host (``# host tensor: <why>``);

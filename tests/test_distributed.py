@@ -233,7 +233,7 @@ def test_torchrun_cli_trains_and_process_zero_writes(minilm_path, tmp_path):
         str(tmp_path / "out"),
         "--no-progress",
         "--device",
-        "cpu",  # CPU processes, whatever GPUs the machine has (issue 15: 2 processes, 1 GPU)
+        "cpu",  # CPU processes, whatever GPUs the machine has (e.g. 2 processes on 1 GPU)
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)

@@ -1,4 +1,4 @@
-"""The fast encode paths (issue 15), run on the CPU: width bucketing, the compute dtype, the
+"""The fast encode paths, run on the CPU: width bucketing, the compute dtype, the
 pipelined encode and the direct Rust tokenisation must give today's embeddings.
 
 The CUDA-only pieces (pinned memory, asynchronous copies, events) sit behind the same code paths;

@@ -1,4 +1,4 @@
-"""The trainer's precision and batch widths (issue 15), checked on a CPU.
+"""The trainer's precision and batch widths, checked on a CPU.
 
 * ``amp="auto"`` follows the written rule (:func:`sbert_tutor.training.trainer.auto_amp`):
   fp32 on a CPU, bf16 from compute capability 8.0, fp16 with a gradient scaler below;

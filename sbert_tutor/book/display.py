@@ -51,11 +51,10 @@ def glue(name: str, variable: Any, display: bool = True) -> None:
     """Record ``variable`` under ``name`` for :func:`show_markdown`, then glue it as MyST-NB's
     ``glue`` does (when MyST-NB is installed; else show it when ``display`` asks).
 
-    A chapter's Colab edition (``book/colab/``, written by ``.ci/colab_editions.py``) imports
-    this ``glue`` instead of MyST-NB's: Colab cannot read MyST's glue roles, so the edition
-    shows the chapter's Markdown with the values this run glued. Prose shown before its value
-    was glued (the prose of a chapter may come before the cell computing its numbers) is shown
-    again with the value.
+    A chapter's Colab edition (``book/colab/``) imports this ``glue`` instead of MyST-NB's:
+    Colab cannot read MyST's glue roles, so the edition shows the chapter's Markdown with the
+    values this run glued. Prose shown before its value was glued (the prose of a chapter may
+    come before the cell computing its numbers) is shown again with the value.
     """
     GLUED[name] = variable
     for template, handle in _SHOWN:

@@ -9,7 +9,7 @@ initial weights). Chapters 6-11 therefore train every variant once per seed and 
 :func:`verdict` compares two variants, or a variant with the start model, by a deliberately
 simple rule: a difference is **beyond the seed spread** when the seed ranges do not overlap
 (every seed of one scores above every seed of the other). With three seeds this is a coarse but
-honest bar; anything else is reported as *within the spread*, with no winner named.
+honest test; anything else is reported as *within the spread*, with no winner named.
 """
 
 from __future__ import annotations

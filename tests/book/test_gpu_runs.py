@@ -97,5 +97,6 @@ def test_a_recorded_run_becomes_tables_and_figures(tmp_path):
     assert bf16["max |x - fp32|"] == 1e-3
     diagnosis = report.tables["encode_gpu_h100: first bf16 pass by bucketing and cuDNN attention"]
     assert diagnosis.loc[("stsb", 64, "multiple of 32"), "on"] == 300
-    assert report.tables["acceptance checks"]["pass"].tolist() == [True]
+    checks = report.tables["checks: measured value against threshold"]
+    assert checks[["value", "threshold", "pass"]].values.tolist() == [[1.6, 1.4, True]]
     assert report.plot() is not None

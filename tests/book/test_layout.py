@@ -62,9 +62,8 @@ def _public_definitions(path: Path) -> dict[str, ast.AST]:
 BOOK_MODULES = sorted(p for p in (PACKAGE / "book").rglob("*.py") if p.name != "__init__.py")
 #: The repository's scripts (CI's, the benchmarks') use the book layer too.
 SCRIPTS = sorted([*ROOT.glob(".ci/*.py"), *ROOT.glob("benchmarks/*.py")])
-#: Issue 23: names made for the chapters whose notebook edits wait for another issue's notebook
-#: work to merge (listed in issue 23's report: chapters 1 and 6-12 call them then). Remove a
-#: name here once a chapter uses it; the second test fails until then.
+#: Names made for chapters whose notebooks do not call them yet (empty when every chapter
+#: does). Remove a name here once a chapter uses it; the second test fails until then.
 PENDING_CHAPTER_EDITS: set[str] = set()
 
 

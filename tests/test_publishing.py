@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from sbert_tutor.book import colab
 from sbert_tutor.settings import RELEASE_REF, REPOSITORY_URL
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((REPO / "book").glob("*.ipynb"))
 
 
@@ -28,6 +27,10 @@ def _script(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+#: ``.ci/publishing.py``: the badge and install cell every chapter starts with.
+publishing = _script("publishing")
 
 
 def _cells(path: Path) -> list[dict]:
@@ -44,9 +47,9 @@ def test_the_release_is_the_version_and_the_repository_is_on_github():
     assert f"v{version}" == RELEASE_REF
     urls = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]
     assert urls["Repository"] == urls["Homepage"] == REPOSITORY_URL
-    assert colab.github_repository() == "/".join(REPOSITORY_URL.split("/")[-2:])
+    assert publishing.github_repository() == "/".join(REPOSITORY_URL.split("/")[-2:])
     with pytest.raises(ValueError, match="github.com"):
-        colab.github_repository("https://gitlab.com/a/b")
+        publishing.github_repository("https://gitlab.com/a/b")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
@@ -74,7 +77,7 @@ def test_badge_and_install_name_the_same_release(chapter):
 
 
 def test_the_install_cell_keeps_torch_and_takes_an_uploaded_wheel_first():
-    source = colab.install_source()
+    source = publishing.install_source()
     assert "torch" not in source.split("# to this notebook")[1]  # never names torch to install
     assert "--upgrade" not in source and "-U " not in source and "--force" not in source
     assert source.index('glob.glob("sbert_tutor-*.whl")') < source.index("git+")
@@ -84,7 +87,7 @@ def test_the_install_cell_keeps_torch_and_takes_an_uploaded_wheel_first():
 def test_sync_rewrites_cells_1_and_2_only_and_check_sees_a_stale_badge(tmp_path):
     chapter = tmp_path / CHAPTERS[0].name
     shutil.copy(CHAPTERS[0], chapter)
-    assert colab.check_notebook(chapter) == [] and not colab.sync_notebook(chapter)
+    assert publishing.check_notebook(chapter) == [] and not publishing.sync_notebook(chapter)
     notebook = json.loads(chapter.read_text())
     notebook["cells"][1]["source"] = [
         notebook["cells"][1]["source"][0].replace(RELEASE_REF, "main")
@@ -94,10 +97,10 @@ def test_sync_rewrites_cells_1_and_2_only_and_check_sees_a_stale_badge(tmp_path)
     ]
     later = json.dumps(notebook["cells"][3])
     chapter.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
-    found = colab.check_notebook(chapter)
+    found = publishing.check_notebook(chapter)
     assert any("cell 1" in p for p in found) and any("cell 2" in p for p in found)
-    assert colab.sync_notebook(chapter)
-    assert colab.check_notebook(chapter) == []
+    assert publishing.sync_notebook(chapter)
+    assert publishing.check_notebook(chapter) == []
     assert json.dumps(_cells(chapter)[3]) == later  # the rest untouched
     assert chapter.read_text() == CHAPTERS[0].read_text()
 
@@ -109,7 +112,7 @@ def test_sync_refuses_a_notebook_of_another_layout(tmp_path):
         json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
     )
     with pytest.raises(ValueError, match="not a Colab badge"):
-        colab.sync_notebook(chapter)
+        publishing.sync_notebook(chapter)
 
 
 def test_the_install_check_reads_torch_from_a_pip_report():

@@ -1,5 +1,8 @@
 """Where the book is published, as its chapters say it: the Colab badge and the install cell.
 
+Used by ``sync_publishing.py`` (writes them) and ``colab_editions.py`` (the badges' address);
+no chapter imports it.
+
 Both are made from one setting, :data:`sbert_tutor.settings.REPOSITORY_URL` and
 :data:`~sbert_tutor.settings.RELEASE_REF`: the badge opens the chapter's Colab edition
 (``book/colab/``, its MyST markup made plain Markdown) *at the release*, and the
