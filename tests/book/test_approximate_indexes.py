@@ -154,7 +154,7 @@ def test_sweep_against_exact_search():
     )
     assert plan[3] == ("IVF-Flat", "ivf_flat", {"nlist": 10}, "nprobe", [10])  # 20 > nlist dropped
     assert len(index_plan(400, hnsw_m=(8,), hnsw_sq8_m=(8,), layout_clusters=0)) == 4
-    rows = sweep(corpus, queries, plan, repeats=2, progress=False)
+    rows = sweep(corpus, queries, plan, repeats=2, show_progress_bar=False)
     frame = results_frame(rows).set_index(["index", "search knob"])
     # the flat row: the rounds' flat searches; every setting timed once a round
     assert rows[0]["family"] == "Flat (exact)" and len(rows[0]["times_s"]) == 2

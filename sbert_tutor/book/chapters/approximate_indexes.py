@@ -134,7 +134,7 @@ def interleaved_rounds(
     settings: Sequence[tuple[AnnIndex, dict[str, int]]],
     queries: np.ndarray,
     repeats: int,
-    progress: bool = False,
+    show_progress_bar: bool = False,
 ) -> tuple[list[float], list[dict[str, Any]]]:
     """``repeats`` rounds, each one flat search then one search at every ``(index, knobs)`` of
     ``settings`` in turn: the flat index's seconds (one a round) and each setting's
@@ -145,7 +145,7 @@ def interleaved_rounds(
     flat_times: list[float] = []
     times: list[list[float]] = [[] for _ in settings]
     ids: list[np.ndarray | None] = [None for _ in settings]
-    for _ in tqdm(range(repeats), desc="timed rounds", unit="round", disable=not progress):
+    for _ in tqdm(range(repeats), desc="timed rounds", unit="round", disable=not show_progress_bar):
         flat_times.append(search_seconds(flat, queries)[0])
         for j, (index, knobs) in enumerate(settings):
             seconds, ids[j] = search_seconds(index, queries, **knobs)
@@ -208,7 +208,7 @@ def sweep(
     queries: np.ndarray,
     plan: Iterable[tuple[str, str, dict[str, Any], str, list[int]]],
     repeats: int = 3,
-    progress: bool = True,
+    show_progress_bar: bool = True,
 ) -> list[dict[str, Any]]:
     """Exact search with the flat index (the reference top-10), every index of ``plan`` built,
     then all settings timed in the same :func:`interleaved_rounds`: one row per (index,
@@ -223,14 +223,14 @@ def sweep(
     built = [
         (family, build_index(corpus, kind, metric="cosine", **knobs), knob, values)
         for family, kind, knobs, knob, values in tqdm(
-            list(plan), desc="indexes built", unit="index", disable=not progress
+            list(plan), desc="indexes built", unit="index", disable=not show_progress_bar
         )
     ]
     settings = [
         (family, index, {knob: value}) for family, index, knob, values in built for value in values
     ]
     flat_times, timings = interleaved_rounds(
-        flat, [(index, knobs) for _, index, knobs in settings], queries, repeats, progress
+        flat, [(index, knobs) for _, index, knobs in settings], queries, repeats, show_progress_bar
     )
     base = timing(flat_times, len(queries), exact_ids)
 
