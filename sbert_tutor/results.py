@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-__all__ = ["Result"]
+__all__ = ["Result", "ShowsTable"]
 
 
 class ShowsTable:

@@ -63,7 +63,7 @@ from sbert_tutor.data.files import (
 )
 from sbert_tutor.settings import LOCAL_DATA_SOURCE
 
-__all__ = ["TRANSFER_TASKS", "TransferTask", "load_transfer"]
+__all__ = ["TRANSFER_TASKS", "TransferSplit", "TransferTask", "load_transfer"]
 
 logger = logging.getLogger(__name__)
 

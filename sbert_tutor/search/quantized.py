@@ -33,7 +33,7 @@ that those serve as its test reference:
    and int8 vectors on disk.
 
 Memory accounting (``n`` vectors of ``d`` dimensions; :func:`sbert_tutor.search.quantize.bytes_per_vector`)
------------------------------------------------------------------------------------------------------
+-----------------------------------------------------------------------------------------------------------
 * **In RAM, searched for every query**: the quantised index, :math:`n \lceil d/8 \rceil` bytes
   (binary) or :math:`n d` bytes (int8), against :math:`4 n d` for float32: 32 and 4 times less.
 * **On disk, read for the candidates only**: the rescoring vectors. Per query only :math:`k m` rows

@@ -59,7 +59,14 @@ from sbert_tutor.training.record import TrainingRecord
 from sbert_tutor.training.samplers import LengthBucketBatchSampler, NoDuplicatesBatchSampler
 from sbert_tutor.training.schedules import make_scheduler, warmup_steps_for
 
-__all__ = ["Trainer", "auto_amp", "clip_gradients", "gradient_norm", "parameter_groups"]
+__all__ = [
+    "Evaluator",
+    "Trainer",
+    "auto_amp",
+    "clip_gradients",
+    "gradient_norm",
+    "parameter_groups",
+]
 
 logger = logging.getLogger(__name__)
 
