@@ -88,8 +88,14 @@ from sbert_tutor.search.exact import SCORE_FUNCTIONS
 from sbert_tutor.similarity import as_matrix
 from sbert_tutor.validation import check_choice
 
-__all__ = ["AnnIndex", "build_index"]
-__all__ += ["SmallTrainingSetWarning", "cluster_layout", "default_nlist", "knn_recall_at_k"]
+__all__ = [
+    "AnnIndex",
+    "SmallTrainingSetWarning",
+    "build_index",
+    "cluster_layout",
+    "default_nlist",
+    "knn_recall_at_k",
+]
 
 #: The index kinds :func:`build_index` builds (module docstring).
 _INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw", "hnsw_sq8", "ivf_flat", "ivf_pq")
