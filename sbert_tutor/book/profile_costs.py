@@ -5,7 +5,7 @@ chapter trains and evaluates (read from :mod:`sbert_tutor.book.sizes`), the esti
 a 2-core CPU, a T4 and an H100, the peak GPU memory, whether it fits a T4 (10 minutes and 15 GB
 a chapter; 90 minutes the book), and the **basis** of each figure:
 
-* ``measured: CI chapter times`` -- the CPU column of the quick profile is CI's own time for the
+* ``measured: the quick profile's chapter times`` -- the CPU column of the quick profile is CI's own time for the
   chapter, from ``sbert_tutor/book/results/chapter_times_cpu.json`` (written by
   ``benchmarks/chapter_times.py`` from the JUnit XML of CI's nbmake run; the table names the
   run). Other profiles' CPU minutes are that time scaled by their work ratio.
@@ -600,9 +600,9 @@ def _rows_for(
         if transfer_all or (chapter == CHAPTERS[TransferSizes] and cpu_s is None):
             cpu_min, cpu_basis = _transfer_from_recorded_run(profile)
         elif cpu_s is None:
-            cpu_min, cpu_basis = None, f"unmeasured: {CPU_COMMAND} after CI's test run"
+            cpu_min, cpu_basis = None, f"unmeasured: {CPU_COMMAND} after a run of every chapter"
         elif profile == "quick":
-            cpu_min, cpu_basis = cpu_s / 60, f"measured: CI chapter times ({_run_name(cpu)})"
+            cpu_min, cpu_basis = cpu_s / 60, f"measured: the quick profile's chapter times ({_run_name(cpu)})"
         else:
             if chapter == CHAPTERS[TransferSizes]:
                 ratio = _transfer_ratio(profile)
@@ -611,7 +611,7 @@ def _rows_for(
                 ratio = units / quick_units[chapter] if quick_units.get(chapter) else 1.0
             cpu_min = cpu_s * ratio / 60
             cpu_basis = (
-                f"scaled from CI's quick time of this chapter ({cpu_s:.0f} s) by {ratio:.3g} "
+                f"scaled from this chapter's measured quick time ({cpu_s:.0f} s) by {ratio:.3g} "
                 "(its work relative to the quick profile's)"
             )
         # GPU: a recorded run, else scaled from the H100 figures
@@ -761,7 +761,7 @@ def cost_table(profiles: tuple[str, ...] = PROFILES, folder: Any = None) -> pd.D
         rows.append(total)
     table = pd.DataFrame(rows).drop(columns="_raw").set_index(["chapter", "profile"])
     source = (
-        f"CPU column: CI chapter times from {_run_name(cpu)}"
+        f"CPU column: the quick profile's chapter times from {_run_name(cpu)}"
         + ("" if cpu.get("complete") else " (an incomplete run)")
         if cpu
         else f"CPU column unmeasured: no {CPU_RECORD}.json yet ({CPU_COMMAND})"

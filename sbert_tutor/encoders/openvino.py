@@ -171,7 +171,7 @@ def to_openvino(
     """
     try:
         import openvino as ov
-    except ImportError as exc:  # pragma: no cover - the extra is installed in CI
+    except ImportError as exc:  # pragma: no cover - only without the optional extra
         raise ImportError(f"to_openvino needs OpenVINO: {_INSTALL}") from exc
     chosen = openvino_precision(precision)
     sentences = check_calibration(chosen, calibration)
@@ -248,7 +248,7 @@ def quantize_int8(
     per-tensor activation scales from ``sentences``, in batches of ``_CALIBRATION_BATCH``)."""
     try:
         import nncf
-    except ImportError as exc:  # pragma: no cover - the extra is installed in CI
+    except ImportError as exc:  # pragma: no cover - only without the optional extra
         raise ImportError(f"precision='int8' needs NNCF: {_INSTALL}") from exc
     batches = []
     for start in range(0, len(sentences), _CALIBRATION_BATCH):

@@ -47,7 +47,7 @@ _TOKEN_PATTERN = r"(?u)\b\w+\b"
 def _bm25s() -> Any:
     try:
         import bm25s
-    except ImportError as exc:  # pragma: no cover - the bm25 extra is installed in CI
+    except ImportError as exc:  # pragma: no cover - only without the bm25 extra
         raise ImportError(
             'BM25 needs the bm25s package: pip install "sbert-tutor[bm25]" (or pip install bm25s '
             "PyStemmer)"

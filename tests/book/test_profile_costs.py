@@ -171,16 +171,16 @@ def test_the_cpu_column_comes_from_ci_chapter_times(tmp_path):
     quick = table.loc[(CHAPTERS[ClassificationSizes], "quick")]
     assert quick["CPU, 2 cores (min)"] == 4.0
     assert (
-        quick["CPU basis"].startswith("measured: CI chapter times")
+        quick["CPU basis"].startswith("measured: the quick profile's chapter times")
         and "abcdef1234" in quick["CPU basis"]
     )
     t4 = table.loc[(CHAPTERS[ClassificationSizes], "t4")]
-    assert t4["CPU basis"].startswith("scaled from CI's quick time of this chapter (240 s)")
+    assert t4["CPU basis"].startswith("scaled from this chapter's measured quick time (240 s)")
     assert t4["CPU, 2 cores (min)"] > 4.0
     assert table.loc[("book (all chapters)", "quick"), "CPU, 2 cores (min)"] == pytest.approx(
         sum(seconds.values()) / 60, abs=0.2
     )
-    assert "CI chapter times from" in table.attrs["note"]
+    assert "the quick profile's chapter times from" in table.attrs["note"]
 
 
 def test_a_recorded_gpu_run_replaces_the_estimates(tmp_path):
