@@ -5,9 +5,9 @@ chapter trains and evaluates (read from :mod:`sbert_tutor.book.sizes`), the esti
 a 2-core CPU, a T4 and an H100, the peak GPU memory, whether it fits a T4 (10 minutes and 15 GB
 a chapter; 90 minutes the book), and the **basis** of each figure:
 
-* ``measured: the quick profile's chapter times`` -- the CPU column of the quick profile is CI's own time for the
-  chapter, from ``sbert_tutor/book/results/chapter_times_cpu.json`` (written by
-  ``benchmarks/chapter_times.py`` from the JUnit XML of CI's nbmake run; the table names the
+* ``measured: the quick profile's chapter times`` -- the CPU column of the quick profile is the chapter's measured time
+  in a run of every chapter under nbmake, from ``sbert_tutor/book/results/chapter_times_cpu.json`` (written by
+  ``benchmarks/chapter_times.py`` from that run's JUnit XML; the table names the
   run). Other profiles' CPU minutes are that time scaled by their work ratio.
 * ``measured: a recorded GPU run`` -- from ``chapter_times_gpu_<gpu>.json``
   (``python benchmarks/chapter_times.py run``), when one is recorded for the profile.
@@ -106,13 +106,13 @@ __all__ = [
     "work",
 ]
 
-#: Results file of CI's chapter times (``benchmarks/chapter_times.py from-junit``).
+#: Results file of the quick profile's chapter times (``benchmarks/chapter_times.py from-junit``).
 CPU_RECORD = "chapter_times_cpu"
 #: Results files of recorded GPU chapter runs (``benchmarks/chapter_times.py run``).
 GPU_RECORDS = ("chapter_times_gpu_*.json",)
 #: The command that measures the GPU figures.
 GPU_COMMAND = "python benchmarks/chapter_times.py run --profile {profile}"
-#: The command that records the CPU column (after CI's test run wrote _build/nbmake.xml).
+#: The command that records the CPU column (after a run of every chapter wrote _build/nbmake.xml).
 CPU_COMMAND = "python benchmarks/chapter_times.py from-junit _build/nbmake.xml --out auto"
 
 #: One H100 80 GB, fp32, all-MiniLM-L6-v2 unless said (shared/gpu/MEASURED.md, 2026-11).

@@ -1,7 +1,7 @@
 """Three profiles, one code path: ``quick``, ``t4`` and ``paper``.
 
-* ``quick``: small *real* subsets, a few minutes a chapter on a laptop-class CPU. CI and the book
-  build use it. Its numbers are labelled "quick" everywhere and are never presented as paper
+* ``quick``: small *real* subsets, a few minutes a chapter on a laptop-class CPU; the
+  rendered book shows its runs. Its numbers are labelled "quick" everywhere and are never presented as paper
   reproductions.
 * ``t4``: one T4-class GPU (16 GB, fp16 tensor cores, no bf16), the GPU a reader gets on Colab.
   Sized so that a chapter takes at most about 10 minutes there and the whole book at most 90,

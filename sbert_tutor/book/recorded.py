@@ -1,6 +1,6 @@
 """Recorded runs: results files written by the benchmark scripts and the CLI, and how each was made.
 
-A run too long to repeat at every build (a GPU benchmark, the seven SentEval tasks, CI's chapter
+A run too long to repeat at every build (a GPU benchmark, the seven SentEval tasks, the chapters'
 times) is recorded once as JSON with its provenance (git commit, hardware, packages, data hashes,
 profile, command; :func:`sbert_tutor.provenance.provenance`). The records live in one place,
 ``sbert_tutor/book/results/``, shipped with the package as package data: the benchmark scripts

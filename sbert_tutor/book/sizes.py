@@ -8,7 +8,7 @@ learning rate, warm-up and seeds; :func:`sbert_tutor.book.configs.training_confi
 into a :class:`~sbert_tutor.training.TrainingConfig`. The *profile name* itself is resolved by
 the library (:func:`sbert_tutor.book.profiles.get_profile`); the sizes are the book's.
 
-* ``quick``: CPU, small real subsets, a few minutes a chapter (CI and the book build). The
+* ``quick``: CPU, small real subsets, a few minutes a chapter (the runs the rendered book shows). The
   training runs of chapters 6-11 start from :data:`QUICK_START`, a weak one-layer cut of
   all-MiniLM-L6-v2 (:mod:`sbert_tutor.book.weak_start`), three seeds each.
 * ``t4``: one T4-class GPU (Colab's), fp16 mixed precision. The training runs start from

@@ -5,7 +5,7 @@ only the sizes of its run and the plot of what the loop recorded live here.
 
 The chapter is not (yet) a row of :func:`sbert_tutor.book.profile_costs.cost_table`: under that
 estimator every chapter costs at least its 60 s loading allowance on a T4, and the t4 profile's
-book total already stands at its 90-minute bound. Its CPU time is CI's, recorded with the other
+book total already stands at its 90-minute bound. Its CPU time is recorded with the other
 chapters' in ``results/chapter_times_cpu.json`` by ``benchmarks/chapter_times.py``.
 """
 
