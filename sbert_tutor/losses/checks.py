@@ -7,6 +7,8 @@ Shapes are written as in the chapters: ``[N, d]`` for a batch of ``N`` embedding
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from torch import Tensor
 
 __all__: list[str] = []
@@ -30,8 +32,9 @@ def check_tensor(name: str, x: object, ndim: int, what: str) -> None:
         raise ValueError(f"{name} must be a floating-point tensor, got dtype {x.dtype}.")
 
 
-def check_same_2d(**tensors: Tensor) -> tuple[int, int]:
-    """Check that every tensor is ``[N, d]`` with the same ``N`` and ``d``; return ``(N, d)``."""
+def check_same_2d(tensors: Mapping[str, Tensor]) -> tuple[int, int]:
+    """Check that every tensor of ``{name: tensor}`` is ``[N, d]`` with the same ``N`` and ``d``;
+    return ``(N, d)``. The names are the caller's argument names, used in the messages."""
     names = list(tensors)
     for name in names:
         check_tensor(name, tensors[name], 2, "[N, d]")

@@ -99,7 +99,7 @@ def concat_features(u: Tensor, v: Tensor, features: Sequence[str] = DEFAULT_FEAT
         tensor([[2., 1., 3., 2.]])
     """
     features = check_features(features)
-    check_same_2d(u=u, v=v)
+    check_same_2d({"u": u, "v": v})
     parts = {"u": lambda: u, "v": lambda: v, "|u-v|": lambda: (u - v).abs(), "u*v": lambda: u * v}
     return torch.cat([parts[f]() for f in features], dim=-1)
 
@@ -202,7 +202,7 @@ def _check_classification_inputs(
     ``[N, d]``, one integer label per pair, and a classifier of the width the features give.
     Returns the features as a tuple and the labels as a tensor."""
     features = check_features(features)
-    n, d = check_same_2d(u=u, v=v)
+    n, d = check_same_2d({"u": u, "v": v})
     labels = torch.as_tensor(labels)
     if labels.shape != torch.Size([n]):
         raise ValueError(

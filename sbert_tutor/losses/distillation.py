@@ -81,7 +81,7 @@ def margin_mse(
         >>> margin_mse(q, p, n, torch.tensor([5.0]))  # (2 - 5)^2
         tensor(9.)
     """
-    n, d = check_same_2d(queries=queries, positives=positives)
+    n, d = check_same_2d({"queries": queries, "positives": positives})
     if similarity not in MARGIN_SIMILARITIES:
         raise ValueError(f"similarity must be one of {MARGIN_SIMILARITIES}, got {similarity!r}.")
     grouped = negatives.dim() == 3 if isinstance(negatives, Tensor) else False
@@ -89,7 +89,7 @@ def margin_mse(
         check_grouped("negatives", negatives, n, d, "Q")
         width = negatives.shape[1]
     else:
-        check_same_2d(queries=queries, negatives=negatives)
+        check_same_2d({"queries": queries, "negatives": negatives})
         width = 1
     margins = torch.as_tensor(teacher_margins).detach()
     if margins.shape not in ((n, width), *([(n,)] if width == 1 else [])):

@@ -132,7 +132,7 @@ def multiple_negatives_ranking(
         >>> multiple_negatives_ranking(a, a, scale=1.0)  # -log(e / (e + 2))
         tensor(0.5514)
     """
-    n, d = check_same_2d(anchors=anchors, positives=positives)
+    n, d = check_same_2d({"anchors": anchors, "positives": positives})
     _check_positive("scale", scale)
     candidates = positives
     if negatives is not None:
@@ -194,7 +194,7 @@ def supmpn(
         >>> supmpn(a, p, n, temperature=1.0)  # -log(e / (e + 3 + e^-1))
         tensor(0.8060)
     """
-    n, d = check_same_2d(anchors=anchors)
+    n, d = check_same_2d({"anchors": anchors})
     check_grouped("positives", positives, n, d, "P")
     check_grouped("negatives", negatives, n, d, "Q")
     if positives.shape[1] == 0:
@@ -256,7 +256,7 @@ def in_batch_contrastive(h: Tensor, h_plus: Tensor, temperature: float = 0.05) -
         >>> in_batch_contrastive(h, h, temperature=1.0)  # -log(e / (e + 2))
         tensor(0.5514)
     """
-    check_same_2d(h=h, h_plus=h_plus)
+    check_same_2d({"h": h, "h_plus": h_plus})
     _check_positive("temperature", temperature)
     log_probs = torch.log_softmax(tensor_cosine_matrix(h, h_plus) / temperature, dim=1)
     return -torch.diagonal(log_probs).mean()

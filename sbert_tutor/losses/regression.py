@@ -75,7 +75,7 @@ def cosine_regression(
         >>> cosine_regression(u, v, torch.tensor([2.5, 2.5]))  # (0.5^2 + 0.5^2) / 2
         tensor(0.2500)
     """
-    n, _ = check_same_2d(u=u, v=v)
+    n, _ = check_same_2d({"u": u, "v": v})
     lo, hi = float(score_range[0]), float(score_range[1])
     if not hi > lo:
         raise ValueError(f"score_range must be (low, high) with low < high, got {score_range}.")
@@ -146,7 +146,7 @@ def ce_score_regression(
         >>> ce_score_regression(q, d, torch.tensor([0.0]), similarity="euclidean")  # (1 - 0.5 - 0)^2
         tensor(0.2500)
     """
-    n, _ = check_same_2d(q=q, d=d)
+    n, _ = check_same_2d({"q": q, "d": d})
     if similarity not in ("cosine", "euclidean"):
         raise ValueError(f"similarity must be 'cosine' or 'euclidean', got {similarity!r}.")
     ce_scores = _check_targets("ce_scores", ce_scores, n)

@@ -103,7 +103,7 @@ def triplet(
         >>> triplet(a, p, n, margin=5.0)  # max(1 - 5 + 5, 0)
         tensor(1.)
     """
-    check_same_2d(anchor=anchor, positive=positive, negative=negative)
+    check_same_2d({"anchor": anchor, "positive": positive, "negative": negative})
     if distance not in _ACCEPTED:
         raise ValueError(_unknown(distance))
     d_pos = pairwise_distance(anchor, positive, distance)
