@@ -1,4 +1,4 @@
-"""Per-chapter times (and GPU memory) as a results file the book's cost table reads.
+"""Per-chapter times (and GPU memory) as a results file the book's time table reads.
 
 Not a test: a record. Three ways in, one layout out (``sbert_tutor/book/results/``):
 
@@ -6,7 +6,10 @@ Not a test: a record. Three ways in, one layout out (``sbert_tutor/book/results/
     CI's nbmake run writes JUnit XML (``.ci/task test`` passes ``--junitxml=_build/nbmake.xml``);
     each chapter notebook is one test case with its time and outcome. ``--out auto`` writes
     ``chapter_times_cpu.json``, CI's chapter times, the CPU column of
-    :func:`sbert_tutor.book.profile_costs.cost_table`.
+    :func:`sbert_tutor.book.run_times.time_table`.
+``merge RECORD ...``
+    runs of a few chapters each (``run --chapters ...``, one profile, one kind of machine) as one
+    record; each chapter keeps its own run's commit, timestamp and command.
 ``from-durations LOG``
     the same from the log of ``pytest --nbmake --durations=0`` (lines like
     ``123.45s call     book/06_classification_objective.ipynb::06_...ipynb``; a chapter named
@@ -15,7 +18,7 @@ Not a test: a record. Three ways in, one layout out (``sbert_tutor/book/results/
     on a GPU machine: every chapter, one after the other, each in a fresh Python process (its
     code cells in order, as ``shared/gpu/nb2py.py`` turns them into a script), timed, with
     ``torch.cuda.max_memory_allocated`` at its end. ``--out auto`` writes
-    ``chapter_times_gpu_<gpu>.json``. ``--stand-in NAME=PATH`` serves a model that cannot travel
+    ``chapter_times_gpu_<gpu>.json`` (on a CPU: ``chapter_times_cpu_<profile>.json``). ``--stand-in NAME=PATH`` serves a model that cannot travel
     to the machine from a local folder of the same configuration (time and memory depend on the
     architecture, not the weights; scores of such a run mean nothing and are not recorded):
     e.g. ``--stand-in nreimers/MiniLM-L6-H384-uncased=/tmp/models/sentence-transformers/all-MiniLM-L6-v2``.
@@ -50,7 +53,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "sbert_tutor" / "book" / "results"  # where the book reads them
 BOOK = ROOT / "book"
-NOTEBOOK = re.compile(r"(?:^|[/.])(\d\d[a-z]?_[\w]+)\.ipynb")
+NOTEBOOK = re.compile(r"(?:^|[/.])((?:\d\d[a-z]?|appendix)_[\w]+)\.ipynb")
+#: nbmake's test case of a chapter: class ``book.<stem>.ipynb`` (other tests may name notebooks too)
+NBMAKE_CASE = re.compile(r"^book\.([\w]+)\.ipynb$")
 DURATION = re.compile(r"^\s*([\d.]+)s\s+(setup|call|teardown)\s+(\S+\.ipynb)\b")
 FAILED = re.compile(r"^(?:FAILED|ERROR)\s+(\S+\.ipynb)\b")
 MARKER = "CHAPTER_TIMES_JSON "
@@ -70,9 +75,10 @@ def parse_junit(path: str | Path) -> dict[str, dict[str, Any]]:
     """Chapter stem -> ``{"seconds", "outcome"}`` from a JUnit XML file (notebook cases only)."""
     chapters: dict[str, dict[str, Any]] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
-        stem = _stem(f"{case.get('classname', '')}/{case.get('name', '')}")
-        if stem is None:
+        found = NBMAKE_CASE.match(case.get("classname", ""))
+        if found is None:
             continue
+        stem = found.group(1)
         outcome = "passed"
         if case.find("failure") is not None or case.find("error") is not None:
             outcome = "failed"
@@ -261,13 +267,41 @@ def _gpu_name() -> str | None:
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
 
 
-def _out_path(out: str, kind: str, gpu: str | None) -> Path:
+def _out_path(out: str, profile: str, gpu: str | None) -> Path:
+    """``auto``: ``chapter_times_gpu_<gpu>.json`` for a GPU run, ``chapter_times_cpu.json`` for
+    the quick profile on a CPU, ``chapter_times_cpu_<profile>.json`` for another profile."""
     if out != "auto":
         return Path(out)
-    if kind == "gpu":
-        slug = re.sub(r"[^a-z0-9]+", "_", (gpu or "cpu").lower()).strip("_")
+    if gpu:
+        slug = re.sub(r"[^a-z0-9]+", "_", gpu.lower()).strip("_")
         return RESULTS / f"chapter_times_gpu_{slug}.json"
-    return RESULTS / "chapter_times_cpu.json"
+    return RESULTS / (
+        "chapter_times_cpu.json" if profile == "quick" else f"chapter_times_cpu_{profile}.json"
+    )
+
+
+def merge_records(
+    records: list[dict[str, Any]],
+) -> tuple[dict[str, dict[str, Any]], str, str | None]:
+    """Runs of some chapters each (one profile, one kind of machine) as one record's chapters:
+    each chapter entry keeps its own run's commit, timestamp and command (``"run"``); a chapter
+    in several records is taken from the last. Refuses records of different profiles or GPUs."""
+    profiles = {r["profile"] for r in records}
+    gpus = {r.get("hardware") for r in records}
+    if len(profiles) != 1 or len(gpus) != 1:
+        raise SystemExit(
+            f"merge: the records must share one profile and one GPU (or none); got profiles "
+            f"{sorted(profiles)}, GPUs {sorted(map(str, gpus))}"
+        )
+    chapters: dict[str, dict[str, Any]] = {}
+    for record in records:
+        prov = record.get("provenance", {})
+        for stem, entry in record["chapters"].items():
+            chapters[stem] = {
+                **entry,
+                "run": {k: prov.get(k) for k in ("git", "timestamp", "command")},
+            }
+    return chapters, profiles.pop(), gpus.pop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -281,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--chapters", nargs="*", default=None, help="stems (default: all)")
     run.add_argument("--timeout", type=float, default=1200.0, help="seconds a chapter")
     run.add_argument("--stand-in", action="append", default=[], metavar="NAME=FOLDER")
-    for p in (junit, durations, run):
+    merge = sub.add_parser("merge", help="records of some chapters each -> one record")
+    merge.add_argument("records", nargs="+", help="results files written by run")
+    for p in (junit, durations, run, merge):
         p.add_argument("--profile", default=None, help="default: SBERT_TUTOR_PROFILE / resolved")
         p.add_argument("--book", default=str(BOOK), help="the chapters' folder")
         p.add_argument("--out", default=None, help="results file; 'auto' names it")
@@ -299,6 +335,12 @@ def main(argv: list[str] | None = None) -> int:
     elif args.mode == "from-durations":
         text = Path(args.log).read_text(encoding="utf-8", errors="replace")
         chapters, source = parse_durations(text), f"pytest --durations log {args.log}"
+    elif args.mode == "merge":
+        parts = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.records]
+        chapters, profile, gpu = merge_records(parts)
+        source = "benchmarks/chapter_times.py merge of " + ", ".join(
+            sorted({str(r.get("source")) for r in parts})
+        )
     else:
         wanted = args.chapters or expected  # a subset is an incomplete run
         notebooks = [book / f"{stem}.ipynb" for stem in wanted]
@@ -319,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    path = _out_path(args.out, "gpu" if args.mode == "run" else "cpu", gpu)
+    path = _out_path(args.out, profile, gpu)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {path}")

@@ -21,7 +21,7 @@
 #   chapters-t4   every chapter in the t4 profile, one at a time, timed, with its peak GPU memory
 #                 (benchmarks/chapter_times.py run; nreimers/MiniLM-L6-H384-uncased served by the
 #                 bundle's all-MiniLM-L6-v2, the same architecture: time and memory only)
-#                 -> sbert_tutor/book/results/chapter_times_gpu_<gpu>.json (the cost table's)
+#                 -> sbert_tutor/book/results/chapter_times_gpu_<gpu>.json (the appendix's time table)
 #
 # About 3-4 minutes per encode stage, 5-8 for train, 2-3 for tests on an H100. Results land in
 # sbert_tutor/book/results/ (commit them) and logs in ${OUT:-/tmp/gpu_run}; with $OUT set (a machine

@@ -158,14 +158,59 @@ def test_run_times_each_chapter_in_its_own_process(ct, tmp_path, monkeypatch):
     )
 
 
-def test_ci_records_the_chapter_times_the_cost_table_reads():
-    from sbert_tutor.book import profile_costs
+def test_ci_records_the_chapter_times_the_time_table_reads(ct):
+    import fnmatch
+
+    from sbert_tutor.book import run_times
 
     task = (REPO / ".ci" / "task").read_text()
     assert "--junitxml=_build/nbmake.xml" in task
     assert "benchmarks/chapter_times.py from-junit _build/nbmake.xml" in task
-    assert "_build/nbmake.xml" in profile_costs.CPU_COMMAND
-    assert profile_costs.CPU_RECORD == "chapter_times_cpu"
+    assert "_build/nbmake.xml" in (run_times.__doc__ or "")
+    # every name --out auto writes is one the table reads
+    for profile, gpu in [("quick", None), ("t4", None), ("t4", "Tesla T4")]:
+        name = ct._out_path("auto", profile, gpu).name
+        assert any(fnmatch.fnmatchcase(name, pattern) for pattern in run_times.RECORDS), name
+
+
+def test_junit_counts_nbmake_cases_only_appendix_included(ct, tmp_path):
+    """Other tests that name a notebook (``[colab/01_a.ipynb]``) are not chapter runs; an
+    appendix notebook is one."""
+    xml = tmp_path / "n.xml"
+    xml.write_text(
+        JUNIT.replace(
+            '<testcase classname="tests.test_metrics"',
+            '<testcase classname="tests.book.test_clean" name="test_x[colab/01_a.ipynb]" '
+            'time="9.0" /><testcase classname="book.appendix_running.ipynb" '
+            'name="appendix_running.ipynb" time="2.5" /><testcase classname="tests.test_metrics"',
+        )
+    )
+    junit = ct.parse_junit(xml)
+    assert sorted(junit) == ["01_a", "02_b", "appendix_running"]
+    assert junit["01_a"]["seconds"] == pytest.approx(3.654)
+    assert junit["appendix_running"] == {"seconds": 2.5, "outcome": "passed"}
+
+
+def test_merge_keeps_each_chapters_own_run_and_refuses_mixed_profiles(ct):
+    def record(profile, stem, sha, hardware=None):
+        return {
+            "profile": profile,
+            "hardware": hardware,
+            "source": "benchmarks/chapter_times.py run",
+            "chapters": {stem: {"seconds": 10.0, "outcome": "passed", "peak_memory_gb": None}},
+            "provenance": {"git": {"sha": sha}, "timestamp": "t", "command": ["run"]},
+        }
+
+    chapters, profile, gpu = ct.merge_records(
+        [record("t4", "10_a", "aaa"), record("t4", "11_b", "bbb"), record("t4", "10_a", "ccc")]
+    )
+    assert (profile, gpu, sorted(chapters)) == ("t4", None, ["10_a", "11_b"])
+    assert chapters["10_a"]["run"]["git"] == {"sha": "ccc"}  # the last run of a chapter wins
+    assert chapters["11_b"]["run"]["git"] == {"sha": "bbb"}
+    with pytest.raises(SystemExit, match="one profile"):
+        ct.merge_records([record("t4", "10_a", "a"), record("quick", "11_b", "b")])
+    with pytest.raises(SystemExit, match="one GPU"):
+        ct.merge_records([record("t4", "10_a", "a"), record("t4", "11_b", "b", "Tesla T4")])
 
 
 def test_a_stand_in_is_served_beside_the_models_already_there(ct, tmp_path, monkeypatch):

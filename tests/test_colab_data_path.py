@@ -23,15 +23,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sbert_tutor.book.sizes import (
-    ClassificationSizes,
-    DistanceDilemmaSizes,
-    EfficiencySizes,
-    MSMarcoSizes,
-    RegressionSizes,
-    RetrievalMetricsSizes,
-    sizes_for,
-)
+from sbert_tutor.book.chapters.classification_objective import ClassificationSizes
+from sbert_tutor.book.chapters.computational_efficiency import EfficiencySizes
+from sbert_tutor.book.chapters.distance_dilemma import DistanceDilemmaSizes
+from sbert_tutor.book.chapters.msmarco import MSMarcoSizes
+from sbert_tutor.book.chapters.regression_objective import RegressionSizes
+from sbert_tutor.book.chapters.retrieval_metrics import RetrievalMetricsSizes
+from sbert_tutor.book.sizes import sizes_for
 from sbert_tutor.data import (
     DataNotFoundError,
     load_bm25_candidates,

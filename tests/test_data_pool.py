@@ -49,13 +49,3 @@ def test_unknown_part():
     with pytest.raises(ValueError, match="unknown pool part"):
         load_text_pool(["stsb", "wiki"])
     assert POOL_PARTS[0] == "stsb" and POOL_PARTS[-1] == "msmarco"
-
-
-@needs_data
-def test_the_cost_estimates_pool_sizes_are_the_pools():
-    """``sbert_tutor.book.profile_costs`` estimates chapter 16's encode from the pool's size and its
-    share of (longer) MS MARCO passages; they must be the pool's own."""
-    from sbert_tutor.book.profile_costs import ROWS
-
-    pool = load_text_pool()
-    assert (len(pool), pool.counts()["msmarco"]) == (ROWS["pool texts"], ROWS["pool passages"])

@@ -9,18 +9,19 @@ imports it.
 
 It has two floors. The ground floor is what several chapters share; above it, one module per
 chapter (:mod:`sbert_tutor.book.chapters`, named like the chapter's notebook) owns that chapter's
-experiments and figures. A chapter module imports the ground floor and the library, never
+sizes under each profile, how its paper profile compares with its paper, its experiments and its
+figures. A chapter module imports the ground floor and the library, never
 another chapter module.
 
 =====================================  =========================================================
 ground floor (``sbert_tutor.book.``)   what it holds
 =====================================  =========================================================
 :mod:`.profiles`                       the three profiles (quick, t4, paper) and which is in use
-:mod:`.sizes`                          every chapter's sizes under each profile
+:mod:`.sizes`                          what every chapter's sizes share; ``sizes_for``
 :mod:`.analysis`                       anisotropy, random-pair cosines, PCA (chapter 3)
 :mod:`.op_time`                        where an encode's CPU time goes, by operation (ch. 13)
 :mod:`.deviations`                     what the paper profile still does differently, and why
-:mod:`.profile_costs`                  what each profile costs: minutes and GPU memory a chapter
+:mod:`.run_times`                      measured minutes (and GPU memory) a chapter, per run
 :mod:`.configs`                        a chapter's TrainingConfig from its sizes (amp, progress)
 :mod:`.published`                      the papers' published numbers, with their sources
 :mod:`.recorded`                       recorded runs (``results/*.json``, package data)

@@ -1,7 +1,7 @@
 """The training settings of a chapter's runs, made from its sizes: one call in every chapter.
 
-:func:`training_config` turns a chapter's :class:`~sbert_tutor.book.sizes.RunSizes` (or
-:class:`~sbert_tutor.book.sizes.DistanceDilemmaSizes`) into a
+:func:`training_config` turns a chapter's :class:`~sbert_tutor.book.sizes.RunSizes` (or any sizes
+with the same five schedule fields, :class:`Schedule`) into a
 :class:`~sbert_tutor.training.TrainingConfig`: steps or epochs, batch size, learning rate and
 warm-up from the sizes, and two settings from where it runs:
 
@@ -17,13 +17,29 @@ A chapter writes ``config = training_config(sizes, eval_before=False)``; keyword
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from sbert_tutor.book.profiles import Profile, get_profile
-from sbert_tutor.book.sizes import DistanceDilemmaSizes, RunSizes
 from sbert_tutor.training import TrainingConfig
 
-__all__ = ["mixed_precision", "on_cuda", "show_progress_bar", "training_config"]
+__all__ = ["Schedule", "mixed_precision", "on_cuda", "show_progress_bar", "training_config"]
+
+
+class Schedule(Protocol):
+    """What :func:`training_config` reads from a chapter's sizes (:class:`~sbert_tutor.book.sizes.RunSizes`
+    has it): optimizer ``steps`` (``None``: ``epochs`` whole epochs), ``batch_size``, the peak
+    rate ``lr`` and the share of steps that warm it up, ``warmup_ratio``."""
+
+    @property
+    def steps(self) -> int | None: ...
+    @property
+    def epochs(self) -> int: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def lr(self) -> float: ...
+    @property
+    def warmup_ratio(self) -> float: ...
 
 
 def on_cuda() -> bool:
@@ -48,7 +64,7 @@ def show_progress_bar(profile: Profile | str | None = None) -> bool:
 
 
 def training_config(
-    sizes: RunSizes | DistanceDilemmaSizes,
+    sizes: Schedule,
     profile: Profile | str | None = None,
     **overrides: Any,
 ) -> TrainingConfig:
@@ -62,7 +78,8 @@ def training_config(
             (``eval_before=False``, ``seed=0``, ...); they win over the above.
 
     Example:
-        >>> from sbert_tutor.book.sizes import MNRLSizes, sizes_for
+        >>> from sbert_tutor.book.chapters.multiple_negatives_ranking import MNRLSizes
+        >>> from sbert_tutor.book.sizes import sizes_for
         >>> config = training_config(sizes_for(MNRLSizes, "quick"), "quick")
         >>> (config.max_steps, config.batch_size, config.show_progress_bar)
         (40, 32, False)

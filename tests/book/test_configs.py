@@ -8,18 +8,15 @@ import copy
 import pytest
 import torch
 
+from sbert_tutor.book.chapters import every_chapter
+from sbert_tutor.book.chapters.classification_objective import ClassificationSizes
+from sbert_tutor.book.chapters.distance_dilemma import DistanceDilemmaSizes
+from sbert_tutor.book.chapters.regression_objective import RegressionSizes
 from sbert_tutor.book.configs import mixed_precision, show_progress_bar, training_config
 from sbert_tutor.book.profiles import get_profile
-from sbert_tutor.book.sizes import (
-    SIZES,
-    ClassificationSizes,
-    DistanceDilemmaSizes,
-    RegressionSizes,
-    RunSizes,
-    sizes_for,
-)
+from sbert_tutor.book.sizes import RunSizes, sizes_for
 
-TRAINING = [k for k in SIZES if issubclass(k, RunSizes)] + [DistanceDilemmaSizes]
+TRAINING = [k for k in every_chapter() if issubclass(k, RunSizes)] + [DistanceDilemmaSizes]
 
 
 @pytest.mark.parametrize("kind", TRAINING, ids=lambda k: k.__name__)

@@ -332,8 +332,9 @@ def test_margin_activity_with_the_studys_thresholded_cosine():
 
 
 def test_study_margins_are_the_papers():
+    from sbert_tutor.book.chapters.distance_dilemma import DistanceDilemmaSizes
     from sbert_tutor.book.published import DISTANCE_DILEMMA
-    from sbert_tutor.book.sizes import DistanceDilemmaSizes, sizes_for
+    from sbert_tutor.book.sizes import sizes_for
 
     margins = sorted(opts["margin"] for _, opts in distance_dilemma.STUDY_MARGIN_SETUPS.values())
     assert margins == [DISTANCE_DILEMMA["triplet cosine margin, retried"], 5.0, 5.0]

@@ -1,6 +1,6 @@
 """The recorded runs the chapters read ship with the package: read from an installed wheel.
 
-Chapters 3b and 13 (and the cost table) read ``sbert_tutor/book/results/*.json``. On Colab the
+Chapters 3b and 13 (and the appendix's time table) read ``sbert_tutor/book/results/*.json``. On Colab the
 library is pip-installed, with no source checkout beside it, so those files must be package
 data. This builds the wheel, installs it into a folder of its own (no dependencies: the test's
 environment has them), and reads records from there in a fresh interpreter.

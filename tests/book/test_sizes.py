@@ -4,16 +4,24 @@ never larger than paper where the two are comparable; verdicts possible in quick
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import pytest
 
 from sbert_tutor.book import sizes as sizes_module
+from sbert_tutor.book.chapters import every_chapter
+from sbert_tutor.book.chapters import multiple_negatives_ranking as ch9
+from sbert_tutor.book.chapters.cost_of_cross_encoders import CostSizes
+from sbert_tutor.book.chapters.distance_dilemma import DistanceDilemmaSizes
+from sbert_tutor.book.chapters.multiple_negatives_ranking import MNRLSizes
+from sbert_tutor.book.chapters.semantic_search_guided import SearchGuidedSizes
+from sbert_tutor.book.chapters.supmpn import SupMPNSizes
 from sbert_tutor.book.profiles import PROFILES, get_profile
 from sbert_tutor.book.sizes import (
-    SIZES,
     T4_START,
-    CostSizes,
+    ChapterSizes,
     RunSizes,
+    register_sizes,
     sizes_for,
 )
 from sbert_tutor.book.weak_start import (
@@ -24,6 +32,41 @@ from sbert_tutor.book.weak_start import (
     start_name,
     start_pooling,
 )
+
+SIZES = every_chapter()
+
+
+def test_every_chapter_module_registers_its_sizes_under_its_own_name():
+    """One sizes class a chapter module, registered under that module's notebook."""
+    import pkgutil
+
+    from sbert_tutor.book import chapters
+
+    modules = {m.name for m in pkgutil.iter_modules(chapters.__path__)}
+    assert {kind.__module__.rsplit(".", 1)[1] for kind in SIZES} == modules
+    for kind, chapter in SIZES.items():
+        assert chapter.split("_", 1)[1] == kind.__module__.rsplit(".", 1)[1], (kind, chapter)
+    assert list(SIZES.values()) == sorted(SIZES.values())  # book order
+
+
+def test_register_sizes_refuses_a_missing_profile_or_mixed_classes():
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Other(ChapterSizes):
+        n: int
+
+    with pytest.raises(ValueError, match="each profile"):
+        register_sizes("99_other", {"quick": Other(n=1), "t4": Other(n=2)})
+    with pytest.raises(ValueError, match="one class"):
+        register_sizes(
+            "99_other",
+            {
+                "quick": Other(n=1),
+                "t4": Other(n=2),
+                "paper": CostSizes(pairs=1, sentences=1, batch_size=1),
+            },
+        )
+    with pytest.raises(ValueError, match="already the sizes of 02_cost_of_cross_encoders"):
+        register_sizes("99_other", {p: sizes_for(CostSizes, p) for p in PROFILES})
 
 
 @pytest.mark.parametrize("kind", list(SIZES), ids=lambda k: k.__name__)
@@ -101,10 +144,8 @@ def test_the_t4_profile_is_never_larger_than_the_paper_one(kind):
 
 def test_the_size_check_catches_a_larger_quick_profile(monkeypatch):
     """The invariant's own control: a quick profile made larger than t4 fails it."""
-    from sbert_tutor.book.sizes import MNRLSizes
-
     bigger = dataclasses.replace(sizes_for(MNRLSizes, "quick"), steps=10_000)
-    monkeypatch.setitem(SIZES[MNRLSizes], "quick", bigger)
+    monkeypatch.setitem(ch9.SIZES, "quick", bigger)
     with pytest.raises(AssertionError):
         _check_not_larger("quick", "t4", MNRLSizes)
 
@@ -128,19 +169,10 @@ def test_t4_runs_start_from_the_downloadable_minilm_with_three_seeds(kind):
 
 
 def test_t4_distance_dilemma_starts_from_the_same_model():
-    from sbert_tutor.book.sizes import DistanceDilemmaSizes
-
     assert sizes_for(DistanceDilemmaSizes, "t4").model == T4_START
 
 
 def test_paper_runs_start_from_the_papers_models_with_their_pooling():
-    from sbert_tutor.book.sizes import (
-        DistanceDilemmaSizes,
-        MNRLSizes,
-        SearchGuidedSizes,
-        SupMPNSizes,
-    )
-
     assert sizes_for(SearchGuidedSizes, "paper").start == Start("bert-base-uncased", "cls")
     assert start_pooling(sizes_for(SearchGuidedSizes, "paper").start) == "cls"
     assert start_name(sizes_for(MNRLSizes, "paper").start) == "bert-base-uncased"
@@ -171,4 +203,4 @@ def test_a_start_with_its_pooling_loads_through_the_chapters_path(monkeypatch):
 
 def test_no_text_of_the_sizes_calls_a_profile_full():
     assert "``full``:" not in (sizes_module.__doc__ or "")
-    assert all("full" not in by_profile for by_profile in SIZES.values())
+    assert all("full" not in sys.modules[kind.__module__].SIZES for kind in SIZES)

@@ -19,16 +19,19 @@ import numpy as np
 import pandas as pd
 
 from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 from sbert_tutor.search.ann import AnnIndex, build_index, knn_recall_at_k
 
 __all__ = [
+    "ApproximateIndexSizes",
     "COMMAND",
     "K",
     "LAYOUT_SUFFIX",
     "MSMARCO_PASSAGES",
     "RECORDS",
-    "TARGET",
+    "SIZES",
     "SearchTexts",
+    "TARGET",
     "fastest_at_recall",
     "fixed_bytes",
     "index_plan",
@@ -45,6 +48,27 @@ __all__ = [
     "sweep",
     "timing",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApproximateIndexSizes(ChapterSizes):
+    """Chapter 16 (approximate indexes): pool texts embedded and indexed when the chapter runs
+    (a seeded sample), MS MARCO dev-small queries searched, and timing repeats."""
+
+    corpus: int
+    queries: int
+    repeats: int
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, ApproximateIndexSizes] = register_sizes(
+    "16_approximate_indexes",
+    {
+        "quick": ApproximateIndexSizes(corpus=3000, queries=300, repeats=3),
+        "t4": ApproximateIndexSizes(corpus=20_000, queries=1000, repeats=3),
+        "paper": ApproximateIndexSizes(corpus=50_000, queries=2000, repeats=5),
+    },
+)
 
 #: The recorded full-pool runs the chapter reads, preferred first, and the command that records
 #: one (``--threads 2`` writes ``ann_index_cpu_2threads``).

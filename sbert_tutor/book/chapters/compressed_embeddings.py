@@ -30,7 +30,14 @@ import pandas as pd
 
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.recorded import recorded_results
-from sbert_tutor.book.sizes import CompressionSizes
+from sbert_tutor.book.sizes import (
+    QUICK_RUN,
+    T4_RUN,
+    T4_SEEDS,
+    ChapterSizes,
+    register_sizes,
+)
+from sbert_tutor.book.weak_start import Start, WeakStart
 from sbert_tutor.data import load_sts
 from sbert_tutor.data.msmarco import load_bm25_candidates, load_msmarco, sample_msmarco
 from sbert_tutor.data.sts import sample_sts
@@ -43,9 +50,11 @@ from sbert_tutor.search.quantized import quantized_search
 
 __all__ = [
     "COLUMNS",
+    "CompressionSizes",
     "LiveData",
     "MULTIPLIERS",
     "RECORD",
+    "SIZES",
     "Stored",
     "TRUNCATIONS",
     "Variant",
@@ -62,6 +71,73 @@ __all__ = [
     "truncation_table",
     "variants",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompressionSizes(ChapterSizes):
+    """Chapter 15 (compressed embeddings): MS MARCO dev-subset queries searched (``None``: all),
+    random passages beyond their judged and BM25 candidates (``None``: the whole mini corpus),
+    STSb test pairs (``None``: all) and search-timing repeats; then the Matryoshka study, the
+    plain MNRL objective and its Matryoshka-wrapped twin trained alike on NLI entailment
+    pairs: ``steps`` (or ``epochs``), ``batch_size``, ``examples``, ``start``, ``lr``,
+    ``warmup_ratio``, ``seeds`` (as :class:`~sbert_tutor.book.sizes.RunSizes`) and the prefix lengths ``matryoshka_dims``
+    (the Matryoshka loss's and the truncations evaluated). Not a :class:`~sbert_tutor.book.sizes.RunSizes`: no paper's
+    setup is followed (Kusupati et al. 2022 train vision and BERT classifiers; sentence-
+    transformers' example is an illustration). The t4 profile trains one seed for 100 steps, which
+    keeps the whole book within a Colab session; the paper profile trains chapter 9's t4 run
+    (200 steps of 64, three seeds) for each objective."""
+
+    queries: int | None
+    other_passages: int | None
+    sts_pairs: int | None
+    repeats: int
+    steps: int | None
+    epochs: int = 1
+    batch_size: int
+    examples: int | None = None
+    start: str | Start | WeakStart
+    lr: float
+    warmup_ratio: float = 0.1
+    seeds: tuple[int, ...]
+    matryoshka_dims: tuple[int, ...] = (384, 256, 128, 64, 32)
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, CompressionSizes] = register_sizes(
+    "15_compressed_embeddings",
+    {
+        "quick": CompressionSizes(
+            queries=60,
+            other_passages=200,
+            sts_pairs=None,
+            repeats=2,
+            steps=40,
+            batch_size=32,
+            examples=1280,
+            **QUICK_RUN,
+        ),
+        "t4": CompressionSizes(
+            queries=None,
+            other_passages=None,
+            sts_pairs=None,
+            repeats=3,
+            steps=100,
+            batch_size=64,
+            examples=None,
+            **{**T4_RUN, "seeds": T4_SEEDS[:1]},
+        ),
+        "paper": CompressionSizes(
+            queries=None,
+            other_passages=None,
+            sts_pairs=None,
+            repeats=3,
+            steps=200,
+            batch_size=64,
+            examples=None,
+            **T4_RUN,
+        ),
+    },
+)
 
 #: The columns of :func:`compression_table` the chapter shows.
 COLUMNS = [

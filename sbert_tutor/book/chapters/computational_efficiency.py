@@ -50,6 +50,7 @@ import torch
 from sbert_tutor.book.cost import median_seconds
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.recorded import how_recorded, recorded_matching
+from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 from sbert_tutor.data import load_sts
 from sbert_tutor.data.msmarco import mini_corpus_passages
 from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
@@ -59,10 +60,12 @@ from sbert_tutor.search.exact import semantic_search
 __all__ = [
     "CPU_PATHS_COMMAND",
     "CPU_PATHS_RECORD",
+    "EfficiencySizes",
     "EncodeFn",
     "GPURunReport",
     "GPU_RESULTS",
     "GPU_RUN_COMMAND",
+    "SIZES",
     "bucketing_table",
     "cpu_paths_summary",
     "encode_table",
@@ -89,6 +92,32 @@ __all__ = [
     "token_counts",
     "train_table",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EfficiencySizes(ChapterSizes):
+    """Chapter 13 (computational efficiency): STSb sentences and MS MARCO passages timed, timing
+    repeats, and the corpus size of the search benchmark."""
+
+    sts_sentences: int
+    passages: int
+    repeats: int
+    search_corpus: int
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, EfficiencySizes] = register_sizes(
+    "13_computational_efficiency",
+    {
+        "quick": EfficiencySizes(sts_sentences=500, passages=100, repeats=2, search_corpus=100_000),
+        "t4": EfficiencySizes(
+            sts_sentences=5000, passages=2000, repeats=3, search_corpus=1_000_000
+        ),
+        "paper": EfficiencySizes(
+            sts_sentences=5000, passages=2000, repeats=5, search_corpus=1_000_000
+        ),
+    },
+)
 
 #: What records the GPU figures, run in the project root on a machine with an NVIDIA GPU.
 GPU_RUN_COMMAND = "bash benchmarks/gpu_run.sh"

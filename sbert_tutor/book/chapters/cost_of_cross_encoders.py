@@ -6,14 +6,44 @@ chapters 9 and 13 share.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 from matplotlib.figure import Figure
 
 from sbert_tutor.book.cost import CostRates, extrapolate, humanize_seconds
 from sbert_tutor.book.drawing import arrow, box, canvas, shared_encoder, title
 from sbert_tutor.book.published import SBERT_COST_CLAIM
+from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 
-__all__ = ["compare_with_paper", "cross_vs_bi_encoder", "readable"]
+__all__ = [
+    "CostSizes",
+    "SIZES",
+    "compare_with_paper",
+    "cross_vs_bi_encoder",
+    "readable",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostSizes(ChapterSizes):
+    """Chapter 2 (the cost of cross-encoders): STSb test pairs the cross-encoder scores,
+    sentences the bi-encoder encodes, and the batch size of both."""
+
+    pairs: int
+    sentences: int
+    batch_size: int
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, CostSizes] = register_sizes(
+    "02_cost_of_cross_encoders",
+    {
+        "quick": CostSizes(pairs=192, sentences=512, batch_size=32),
+        "t4": CostSizes(pairs=4096, sentences=10000, batch_size=128),
+        "paper": CostSizes(pairs=4096, sentences=10000, batch_size=128),
+    },
+)
 
 
 def compare_with_paper(rates: CostRates, hardware: str) -> pd.DataFrame:

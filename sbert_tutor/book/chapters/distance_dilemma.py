@@ -53,9 +53,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sbert_tutor.book import published
 from sbert_tutor.book.analysis import pca_2d
 from sbert_tutor.book.bootstrap import paired_bootstrap
+from sbert_tutor.book.deviations import HUB_NAMES, POOLINGS, WARMUPS, Aspect, epochs_of
 from sbert_tutor.book.figures import new_axes, new_panels, plot_loss_curves
+from sbert_tutor.book.sizes import DISTILBERT, T4_LR, T4_START, ChapterSizes, register_sizes
+from sbert_tutor.book.weak_start import MINILM
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
     bm25_candidates_path,
@@ -73,11 +77,12 @@ from sbert_tutor.training import TrainingConfig, TrainingRecord
 from sbert_tutor.training.recipe import fit
 
 __all__ = [
-    "platt_scale",
     "DilemmaData",
     "DilemmaRun",
+    "DistanceDilemmaSizes",
     "MEASURES",
     "SETUPS",
+    "SIZES",
     "STUDY_MARGIN_SETUPS",
     "TEACHER",
     "TrainingSets",
@@ -90,6 +95,8 @@ __all__ = [
     "load_dilemma_data",
     "margin_activity",
     "pair_cosines",
+    "paper_aspects",
+    "platt_scale",
     "plot_results",
     "plot_teacher_scores",
     "plot_training_curves",
@@ -102,6 +109,131 @@ __all__ = [
     "teacher_summary",
     "triplet_geometry",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DistanceDilemmaSizes(ChapterSizes):
+    """Chapter 12 (the distance dilemma): test queries (the first ones of the dev subset; the
+    rest train), random extra test passages beyond their judged and BM25 candidates, BM25
+    negatives per training query, the start model (mean pooling, as the study's), optimizer
+    steps, epochs, batch size, learning rate and warm-up, triplets in the PCA picture, and
+    whether the study's own margins are trained too (three more runs: only in the paper
+    profile)."""
+
+    test_queries: int
+    other_passages: int | None
+    negatives_per_query: int | None
+    model: str
+    steps: int | None
+    epochs: int
+    batch_size: int
+    lr: float = 2e-5
+    warmup_ratio: float = 0.1
+    pca_triplets: int
+    study_margins: bool
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, DistanceDilemmaSizes] = register_sizes(
+    "12_distance_dilemma",
+    {
+        "quick": DistanceDilemmaSizes(
+            test_queries=100,
+            other_passages=0,
+            negatives_per_query=2,
+            model=MINILM,
+            steps=32,
+            epochs=1,
+            batch_size=16,
+            pca_triplets=40,
+            study_margins=False,
+        ),
+        "t4": DistanceDilemmaSizes(
+            test_queries=200,
+            other_passages=0,
+            negatives_per_query=4,
+            model=T4_START,
+            steps=None,
+            epochs=1,
+            batch_size=16,
+            lr=T4_LR,
+            pca_triplets=100,
+            study_margins=False,
+        ),
+        "paper": DistanceDilemmaSizes(
+            test_queries=200,
+            other_passages=None,
+            negatives_per_query=None,
+            model=DISTILBERT,
+            steps=None,
+            epochs=3,
+            batch_size=64,
+            warmup_ratio=0.0,
+            pca_triplets=100,
+            study_margins=True,
+        ),
+    },
+)
+
+
+def paper_aspects() -> list[Aspect]:
+    """What the paper profile is compared on with the Distance Dilemma study's setup, read from
+    :data:`~sbert_tutor.book.published.DISTANCE_DILEMMA` now (see
+    :mod:`sbert_tutor.book.deviations`)."""
+    dd, src = published.DISTANCE_DILEMMA, published.DISTANCE_DILEMMA_SOURCE
+    return [
+        Aspect("start model", HUB_NAMES[dd["start model"]], src, lambda s: s.model),
+        Aspect("pooling", POOLINGS[dd["pooling"]], src, lambda s: "mean"),
+        Aspect("batch size", dd["batch size"], src, lambda s: s.batch_size),
+        Aspect("epochs", dd["epochs"], src, epochs_of),
+        Aspect(
+            "learning rate",
+            dd["learning rate"],
+            src,
+            lambda s: s.lr,
+            "the study states none (only that it decreases linearly); SBERT's 2e-5",
+        ),
+        Aspect("warm-up ratio", WARMUPS[dd["warm-up"]], src, lambda s: s.warmup_ratio),
+        Aspect(
+            "triplet margin",
+            dd["triplet margin"],
+            src,
+            lambda s: 5.0 if s.study_margins else "SBERT's (1 Euclidean, 0.5 cosine) only",
+        ),
+        Aspect("test queries", dd["test queries"], src, lambda s: s.test_queries),
+        Aspect(
+            "training queries",
+            dd["training queries"],
+            src,
+            lambda s: f"the dev subset's other queries (540 - {s.test_queries})",
+            "the study's 125,000-query subset of MS MARCO (with its cross-encoder scores) is not "
+            "published and its selection is not described; the chapter trains on the queries of "
+            "the dev subset (540 judged, with BM25 candidates) that its test split leaves",
+        ),
+        Aspect(
+            "test corpus (passages)",
+            f"{dd['corpus passages (millions)']} million",
+            src,
+            lambda s: (
+                "the test queries' judged and BM25 passages"
+                + (" + all of corpus_mini (16,799)" if s.other_passages is None else "")
+            ),
+            "the split, the BM25 negatives and the teacher scores are built from the dev subset "
+            "over corpus_mini; chapter 5's paper profile retrieves from the 8.8M collection, for "
+            "one model, where this chapter evaluates seven",
+        ),
+        Aspect(
+            "hard negatives and their scores",
+            f"cross-encoder scores ({dd['CE-score transform']}); negatives at least "
+            f"{dd['hard-negative CE-score gap (logits)']} logits below the positive",
+            src,
+            lambda s: "BM25 negatives; all-MiniLM-L6-v2's cosines, Platt-scaled on the judgements",
+            "the study's cross-encoder scores come with its unpublished subset; the chapter scores "
+            "its pairs with a bi-encoder teacher and maps cosines to probabilities on the judged "
+            "labels (Platt scaling)",
+        ),
+    ]
+
 
 #: name -> (objective, options). Margins: SBERT's :math:`\varepsilon = 1` for the Euclidean
 #: triplet; :math:`\varepsilon = 0.5` for the cosine distance :math:`\delta_c = 1 - \cos`. On unit

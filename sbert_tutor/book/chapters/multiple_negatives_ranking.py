@@ -24,9 +24,21 @@ import torch.nn.functional as F
 from matplotlib.figure import Figure
 from torch import Tensor
 
+from sbert_tutor.book import published
+from sbert_tutor.book.deviations import (
+    ADAMW,
+    HUB_NAMES,
+    NLI_TRAIN,
+    POOLINGS,
+    WARMUPS,
+    Aspect,
+    run_aspects,
+)
 from sbert_tutor.book.drawing import FONT, MAX_WIDTH, arrow, canvas, cells, legend, row_labels
 from sbert_tutor.book.figures import new_axes, new_panels
 from sbert_tutor.book.fixed_embeddings import FixedBatch, mnrl_candidates
+from sbert_tutor.book.sizes import BERT, PAPER_SEEDS, QUICK_RUN, T4_RUN, RunSizes, register_sizes
+from sbert_tutor.book.weak_start import Start
 from sbert_tutor.losses import (
     multiple_negatives_ranking,
     tensor_cosine_matrix,
@@ -37,6 +49,8 @@ from sbert_tutor.training.samplers import NoDuplicatesBatchSampler
 __all__ = [
     "CandidateTable",
     "LOGIT_ROLES",
+    "MNRLSizes",
+    "SIZES",
     "batch_size_sweep",
     "candidate_table",
     "cosine_summary",
@@ -44,6 +58,7 @@ __all__ = [
     "hard_negative_table",
     "in_batch_logit_matrix",
     "logit_matrix_roles",
+    "paper_aspects",
     "plot_batch_size_sweep",
     "plot_candidate_softmax",
     "plot_duplicates",
@@ -53,6 +68,63 @@ __all__ = [
     "shared_text_pairs",
     "text_repeats",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MNRLSizes(RunSizes):
+    """Chapter 9 (MNRL): pairs encoded once for the fixed-embedding analyses."""
+
+    fixed_pairs: int
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, MNRLSizes] = register_sizes(
+    "09_multiple_negatives_ranking",
+    {
+        "quick": MNRLSizes(fixed_pairs=1024, steps=40, batch_size=32, examples=1280, **QUICK_RUN),
+        "t4": MNRLSizes(fixed_pairs=8192, steps=200, batch_size=64, examples=None, **T4_RUN),
+        "paper": MNRLSizes(
+            fixed_pairs=8192,
+            start=Start(BERT, "mean"),
+            steps=None,
+            epochs=1,
+            batch_size=12,
+            examples=None,
+            lr=2e-5,
+            warmup_ratio=0.1,
+            seeds=PAPER_SEEDS,
+        ),
+    },
+)
+
+
+def paper_aspects() -> list[Aspect]:
+    """What the paper profile is compared on with Taneja et al.'s MNRL setup, read from
+    :data:`~sbert_tutor.book.published.TANEJA_SETUP` now (see :mod:`sbert_tutor.book.deviations`)."""
+    tj, src = published.TANEJA_SETUP, published.TANEJA.at("section IV")
+    kept = f"the {tj['entailment pairs kept']:,} entailment pairs of {NLI_TRAIN}"
+    return [
+        *run_aspects(
+            src,
+            {"optimizer": ADAMW},
+            **{
+                "start model": HUB_NAMES[tj["start model"]],
+                "pooling": POOLINGS[tj["start model"]],
+                "batch size": tj["batch size"],
+                "epochs": tj["epochs"],
+                "learning rate": tj["learning rate"],
+                "warm-up ratio": WARMUPS[tj["warm-up"]],
+                "optimizer": "Adam",
+                "training examples": "all",
+            },
+        ),
+        Aspect(
+            "training data",
+            kept,
+            src,
+            lambda s: kept if s.examples is None else f"{s.examples:,} entailment pairs",
+        ),
+    ]
 
 
 def shared_text_pairs(rows: Sequence[Sequence[str]]) -> int:

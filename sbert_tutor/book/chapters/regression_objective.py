@@ -6,14 +6,89 @@ schedule and gradient norms (:func:`plot_schedule_and_clipping`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from sbert_tutor.book import published
+from sbert_tutor.book.deviations import ADAMW, Aspect, run_aspects, sbert_run_setup
 from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.sizes import (
+    BERT,
+    QUICK_RUN,
+    SBERT_RUN,
+    T4_RUN,
+    T4_START,
+    RunSizes,
+    register_sizes,
+)
+from sbert_tutor.book.weak_start import MINILM
 from sbert_tutor.training import TrainingRecord
 
-__all__ = ["TARGET_SCALINGS", "plot_schedule_and_clipping", "target_scaling_table"]
+__all__ = [
+    "RegressionSizes",
+    "SIZES",
+    "TARGET_SCALINGS",
+    "paper_aspects",
+    "plot_schedule_and_clipping",
+    "target_scaling_table",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RegressionSizes(RunSizes):
+    """Chapter 7 (regression): the model of the label-scale table and its STSb train pairs."""
+
+    model: str
+    scale_pairs: int | None
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, RegressionSizes] = register_sizes(
+    "07_regression_objective",
+    {
+        "quick": RegressionSizes(
+            model=MINILM,
+            scale_pairs=500,
+            steps=60,
+            epochs=1,
+            batch_size=16,
+            examples=2000,
+            **QUICK_RUN,
+        ),
+        "t4": RegressionSizes(
+            model=T4_START,
+            scale_pairs=None,
+            steps=None,
+            epochs=1,
+            batch_size=16,
+            examples=None,
+            **T4_RUN,
+        ),
+        "paper": RegressionSizes(
+            model=BERT,
+            scale_pairs=None,
+            steps=None,
+            epochs=4,
+            examples=None,
+            seeds=tuple(range(10)),
+            **SBERT_RUN,
+        ),
+    },
+)
+
+
+def paper_aspects() -> list[Aspect]:
+    """What the paper profile is compared on with SBERT's STSb setup (Reimers & Gurevych, 2019),
+    read from :data:`~sbert_tutor.book.published.SBERT_SETUP` now (see
+    :mod:`sbert_tutor.book.deviations`)."""
+    sb, src = published.SBERT_SETUP, published.SBERT_SETUP_SOURCE
+    return [
+        *run_aspects(src, {"optimizer": ADAMW}, epochs=sb["STSb epochs"], **sbert_run_setup()),
+        Aspect("seeds", sb["STSb seeds"], src, lambda s: len(s.seeds)),
+    ]
+
 
 #: label scalings of chapter 7: name -> the interval the gold range (0..5 on STSb) is mapped onto.
 TARGET_SCALINGS: dict[str, tuple[float, float]] = {

@@ -31,8 +31,8 @@ from sbert_tutor.book.bootstrap import PairedBootstrap, paired_bootstrap
 from sbert_tutor.book.cost import median_seconds
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.seeds import SeededRuns, Verdict, seeded_variants, summarize, verdict
-from sbert_tutor.book.sizes import RerankingSizes
-from sbert_tutor.book.weak_start import CrossEncoderStart
+from sbert_tutor.book.sizes import QUICK_RUN, SBERT_RUN, T4_LR, T4_RUN, RunSizes, register_sizes
+from sbert_tutor.book.weak_start import MINILM, CrossEncoderStart
 from sbert_tutor.data import STSData
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
@@ -59,7 +59,9 @@ __all__ = [
     "CROSS",
     "CrossVsBi",
     "RerankData",
+    "RerankingSizes",
     "Retrieval",
+    "SIZES",
     "STSB_VARIANTS",
     "Scores",
     "first_relevant_moves",
@@ -76,6 +78,79 @@ __all__ = [
     "timed_retrieval",
     "timed_scores",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RerankingSizes(RunSizes):
+    """Chapter 14 (re-ranking). The inherited run sizes train the cross-encoder *and* the
+    bi-encoder on STSb train, from the same start with the same steps and seeds; beside them:
+
+    Attributes:
+        cost_pairs: STSb test pairs each model scores while its pairs/s is timed.
+        test_queries: held-out dev-subset queries (:func:`~sbert_tutor.data.msmarco.split_queries`,
+            seed 0); the other queries' BM25 candidates train the MS MARCO cross-encoder.
+        other_passages: random ``corpus_mini`` passages searched beyond the test queries' judged
+            passages and BM25 candidates (``None``: all of ``corpus_mini``).
+        negatives_per_query: BM25 negatives a training query (the best-ranked; ``None``: all 19).
+        depths: the numbers of candidates k re-ranked; the largest is the retrieval depth.
+        msmarco_run: the MS MARCO cross-encoder's training run (start, steps, batch, lr).
+        reranker: the published MS MARCO cross-encoder, used when the hub is reachable.
+    """
+
+    cost_pairs: int
+    test_queries: int
+    other_passages: int | None
+    negatives_per_query: int | None
+    depths: tuple[int, ...]
+    msmarco_run: RunSizes
+    reranker: str = "cross-encoder/ms-marco-MiniLM-L6-v2"
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, RerankingSizes] = register_sizes(
+    "14_reranking",
+    {
+        # the STSb runs are chapter 7's (RegressionSizes); the MS MARCO cross-encoder starts from
+        # the retriever itself, all-MiniLM-L6-v2, with a new one-logit head
+        "quick": RerankingSizes(
+            steps=60,
+            batch_size=16,
+            examples=2000,
+            cost_pairs=256,
+            test_queries=30,
+            other_passages=0,
+            negatives_per_query=3,
+            depths=(1, 2, 5, 10, 20),
+            msmarco_run=RunSizes(steps=30, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)),
+            **QUICK_RUN,
+        ),
+        "t4": RerankingSizes(
+            steps=240,
+            batch_size=16,
+            examples=None,
+            cost_pairs=1379,
+            test_queries=140,
+            other_passages=None,
+            negatives_per_query=4,
+            depths=(1, 5, 10, 20, 100),
+            msmarco_run=RunSizes(steps=None, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)),
+            **T4_RUN,
+        ),
+        "paper": RerankingSizes(
+            steps=None,
+            epochs=4,
+            examples=None,
+            cost_pairs=1379,
+            test_queries=140,
+            other_passages=None,
+            negatives_per_query=None,
+            depths=(1, 5, 10, 20, 100),
+            msmarco_run=RunSizes(steps=None, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)),
+            seeds=tuple(range(10)),
+            **SBERT_RUN,
+        ),
+    },
+)
 
 #: The two STSb variants, trained the same way: name -> (objective, options).
 BI = "bi-encoder: cosine regression"

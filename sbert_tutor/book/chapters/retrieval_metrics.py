@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 from sbert_tutor.metrics import (
     Qrels,
     Run,
@@ -23,7 +25,34 @@ from sbert_tutor.metrics import (
     rank_documents,
 )
 
-__all__ = ["ndcg_conventions", "plot_metrics_vs_k", "ranking_breakdown"]
+__all__ = [
+    "RetrievalMetricsSizes",
+    "SIZES",
+    "ndcg_conventions",
+    "plot_metrics_vs_k",
+    "ranking_breakdown",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetrievalMetricsSizes(ChapterSizes):
+    """Chapter 4 (retrieval metrics vs k): dev-subset queries (with their BM25 top-20s), TREC DL19
+    queries (with their judged passages) and random other ``corpus_mini`` passages."""
+
+    dev_queries: int | None
+    dl19_queries: int | None
+    random_passages: int | None
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, RetrievalMetricsSizes] = register_sizes(
+    "04_retrieval_metrics",
+    {
+        "quick": RetrievalMetricsSizes(dev_queries=100, dl19_queries=10, random_passages=0),
+        "t4": RetrievalMetricsSizes(dev_queries=None, dl19_queries=None, random_passages=None),
+        "paper": RetrievalMetricsSizes(dev_queries=None, dl19_queries=None, random_passages=None),
+    },
+)
 
 
 def plot_metrics_vs_k(

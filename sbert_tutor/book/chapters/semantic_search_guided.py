@@ -18,13 +18,18 @@ the in-batch contrastive objective (:func:`~sbert_tutor.losses.in_batch_contrast
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from sbert_tutor.book import published
+from sbert_tutor.book.deviations import HUB_NAMES, NOT_STATED, POOLINGS, Aspect, run_aspects
 from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.sizes import BERT, PAPER_SEEDS, QUICK_RUN, T4_RUN, RunSizes, register_sizes
+from sbert_tutor.book.weak_start import Start
 from sbert_tutor.data import STSData, load_sts
 from sbert_tutor.data.table import DataTable, as_frame
 from sbert_tutor.encoders.protocol import Encoder
@@ -34,15 +39,92 @@ from sbert_tutor.training import embed_rows
 from sbert_tutor.training.mining import search_pool
 
 __all__ = [
+    "SIZES",
+    "SearchGuidedSizes",
     "dropout_pairs",
     "dropout_view_similarity",
     "encode_pool",
     "neighbour_quality",
+    "paper_aspects",
     "partners_in_pool",
     "plot_teacher_cosines",
     "pool_overlap",
     "unlabeled_pool",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchGuidedSizes(RunSizes):
+    """Chapter 11 (semantic-search guidance): unlabelled sentences in the pool; ``start`` is the
+    student (the teacher is always all-MiniLM-L6-v2 itself)."""
+
+    pool: int | None
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, SearchGuidedSizes] = register_sizes(
+    "11_semantic_search_guided",
+    {
+        "quick": SearchGuidedSizes(pool=1280, steps=40, batch_size=32, **QUICK_RUN),
+        "t4": SearchGuidedSizes(pool=None, steps=100, batch_size=64, **T4_RUN),
+        "paper": SearchGuidedSizes(
+            pool=None,
+            start=Start(BERT, "cls"),
+            steps=None,
+            epochs=1,
+            batch_size=32,
+            lr=3e-5,
+            seeds=PAPER_SEEDS,
+        ),
+    },
+)
+
+
+def paper_aspects() -> list[Aspect]:
+    """What the paper profile is compared on with Oh et al.'s setup, read from
+    :data:`~sbert_tutor.book.published.OH_SETUP` now (see :mod:`sbert_tutor.book.deviations`)."""
+    oh, src = published.OH_SETUP, published.OH.at("section 3")
+    return [
+        *run_aspects(
+            src,
+            {
+                "epochs": "the paper states none; one epoch",
+                "warm-up ratio": "the paper states none; the trainer's default warm-up over 10% "
+                "of the steps",
+                "optimizer": "the paper states none; the trainer's AdamW",
+            },
+            **{
+                "start model": HUB_NAMES[oh["student"]],
+                "pooling": POOLINGS[oh["student"]],
+                "batch size": oh["batch size"],
+                "epochs": NOT_STATED,
+                "learning rate": oh["learning rate"],
+                "warm-up ratio": NOT_STATED,
+                "optimizer": NOT_STATED,
+                "training examples": "all",
+            },
+        ),
+        Aspect(
+            "sentence pool",
+            NOT_STATED,
+            src,
+            lambda s: (
+                "every distinct STSb train sentence (STSb test sentences removed)"
+                if s.pool is None
+                else f"{s.pool:,} STSb train sentences"
+            ),
+            "the paper does not name its corpus; STSb train sentences keep the pool disjoint "
+            "from the STSb test pairs the runs are scored on",
+        ),
+        Aspect(
+            "teacher",
+            "not named (the best-performing model, their ref. [13])",
+            src,
+            lambda s: "all-MiniLM-L6-v2",
+            "the paper does not name its teacher model; all-MiniLM-L6-v2 is the book's strong "
+            "sentence encoder",
+        ),
+    ]
 
 
 def plot_teacher_cosines(mined: DataTable | pd.DataFrame, ax=None, bins: int = 30):

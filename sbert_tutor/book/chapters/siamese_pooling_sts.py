@@ -14,6 +14,7 @@ Figures: :func:`plot_pooling`, :func:`plot_cosine_histograms`, :func:`plot_sts_t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,7 @@ import pandas as pd
 from sbert_tutor.book.analysis import anisotropy, random_pair_cosines
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.published import SBERT_TABLE6_POOLING, SBERT_TABLE6_SOURCE
+from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 from sbert_tutor.data import STSData, load_sts
 from sbert_tutor.encoders.protocol import Encoder
 from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
@@ -29,6 +31,8 @@ from sbert_tutor.provenance import provenance
 from sbert_tutor.results import Result
 
 __all__ = [
+    "PoolingSizes",
+    "SIZES",
     "compare_pooling",
     "cosine_groups",
     "plot_cosine_histograms",
@@ -36,6 +40,24 @@ __all__ = [
     "plot_sts_tasks",
     "pooling_beside_paper",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoolingSizes(ChapterSizes):
+    """Chapter 3 (Siamese pooling and STS): random sentence pairs behind the anisotropy estimate."""
+
+    anisotropy_pairs: int
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, PoolingSizes] = register_sizes(
+    "03_siamese_pooling_sts",
+    {
+        "quick": PoolingSizes(anisotropy_pairs=2000),
+        "t4": PoolingSizes(anisotropy_pairs=20000),
+        "paper": PoolingSizes(anisotropy_pairs=20000),
+    },
+)
 
 
 def plot_pooling(table: pd.DataFrame, ax=None):

@@ -21,7 +21,18 @@ import torch
 from matplotlib.figure import Figure
 from torch import Tensor
 
+from sbert_tutor.book import published
+from sbert_tutor.book.deviations import (
+    HUB_NAMES,
+    NLI_TRAIN,
+    NOT_STATED,
+    POOLINGS,
+    Aspect,
+    run_aspects,
+)
 from sbert_tutor.book.drawing import FONT, canvas, cells, legend, row_labels, title
+from sbert_tutor.book.sizes import BERT, PAPER_SEEDS, QUICK_RUN, T4_RUN, RunSizes, register_sizes
+from sbert_tutor.book.weak_start import Start
 from sbert_tutor.data import NLIData
 from sbert_tutor.data.table import DataTable, as_frame
 from sbert_tutor.losses import (
@@ -33,14 +44,105 @@ from sbert_tutor.results import Result
 
 __all__ = [
     "PremiseCounts",
+    "SIZES",
     "SUPMPN_ROLES",
+    "SupMPNSizes",
     "denominator_breakdown",
     "group_sources",
+    "paper_aspects",
     "premise_label_counts",
     "supmpn_denominator",
     "supmpn_denominator_roles",
     "supmpn_mnrl_agreement",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupMPNSizes(RunSizes):
+    """Chapter 10 (SupMPN): ``positives`` (P) and ``negatives`` (Q) per anchor; ``batch_size``
+    is also the fixed batch of the denominator analysis."""
+
+    positives: int
+    negatives: int
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, SupMPNSizes] = register_sizes(
+    "10_supmpn",
+    {
+        "quick": SupMPNSizes(
+            batch_size=16, steps=40, examples=640, positives=2, negatives=2, **QUICK_RUN
+        ),
+        "t4": SupMPNSizes(
+            batch_size=32, steps=60, examples=None, positives=2, negatives=2, **T4_RUN
+        ),
+        "paper": SupMPNSizes(
+            # the paper pools the average of the first and last layers; the library pools the
+            # last layer only (see deviation_table)
+            start=Start(BERT, "mean"),
+            batch_size=256,
+            steps=None,
+            epochs=3,
+            examples=None,
+            positives=5,
+            negatives=5,
+            lr=5e-5,
+            seeds=PAPER_SEEDS,
+        ),
+    },
+)
+
+
+def paper_aspects() -> list[Aspect]:
+    """What the paper profile is compared on with Dehghan & Amasyali's SupMPN setup, read from
+    :data:`~sbert_tutor.book.published.SUPMPN_SETUP` now (see :mod:`sbert_tutor.book.deviations`)."""
+    sm, src = published.SUPMPN_SETUP, published.SUPMPN.at("sections 5.1-5.3")
+    simcse = f"{NOT_STATED} (SimCSE-sup's setup)"
+    return [
+        *run_aspects(
+            src,
+            {
+                "pooling": "sbert_tutor.encoders.pooling pools the last layer only; the average "
+                "of the first and last layers needs every layer's hidden states, which the "
+                "encoder does not keep",
+                "learning rate": "the paper states none (it follows SimCSE-sup's setup); 5e-5 is "
+                "the rate of SimCSE's supervised BERT-base runs",
+                "warm-up ratio": "the paper states none; the trainer's default warm-up over 10% "
+                "of the steps",
+                "optimizer": "the paper states none; the trainer's AdamW",
+            },
+            **{
+                "start model": HUB_NAMES[sm["start models"]],
+                "pooling": POOLINGS[sm["pooling"]],
+                "batch size": sm["batch size (base, large)"][0],
+                "epochs": sm["epochs"],
+                "learning rate": simcse,
+                "warm-up ratio": simcse,
+                "optimizer": simcse,
+                "training examples": "all",
+            },
+        ),
+        Aspect(
+            "positives P, negatives Q",
+            sm["positives P, negatives Q per anchor"],
+            src,
+            lambda s: (s.positives, s.negatives),
+        ),
+        Aspect(
+            "training data",
+            f"{sm['training data']} inputs built from {sm['premises (SNLI + MNLI)']} "
+            "SNLI + MNLI premises",
+            src,
+            lambda s: (
+                f"one group per premise of {NLI_TRAIN} with an entailment "
+                "(sbert_tutor.data.nli.supmpn_groups)"
+            ),
+            "the paper's inputs are not published; the library builds one group per premise by "
+            "the rule of section 5.2 (own hypotheses first, padded with the anchor and other "
+            "premises' hypotheses)",
+        ),
+    ]
+
 
 SUPMPN_ROLES = {
     "numerator": ("#6aa84f", "numerator: the positive $p_{ik}$"),

@@ -50,6 +50,7 @@ from tqdm.auto import tqdm
 from sbert_tutor.book.bootstrap import paired_bootstrap
 from sbert_tutor.book.figures import new_axes, new_panels
 from sbert_tutor.book.recorded import hardware_text
+from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 from sbert_tutor.book.weak_start import (
     MINILM,
     CrossEncoderStart,
@@ -115,7 +116,7 @@ VARIANTS: dict[str, str] = {
 
 
 @dataclass(frozen=True, kw_only=True)
-class RetrieverSizes:
+class RetrieverSizes(ChapterSizes):
     """One profile's run.
 
     Attributes:
@@ -181,36 +182,40 @@ class RetrieverSizes:
 #: recorded GPU run's sizes: a two-layer start, 200 test queries over the whole mini corpus,
 #: three seeds, and a teacher trained for eight epochs on each training query's positive and
 #: four best-ranked BM25 negatives.
-SIZES: dict[str, RetrieverSizes] = {
-    "quick": RetrieverSizes(
-        start=WeakStart(layers=1),
-        teacher_start=WeakStart(layers=2),
-        test_queries=100,
-        other_passages=2000,
-        epochs=2,
-        batch_size=32,
-        lr=2e-4,
-        teacher_epochs=1,
-        teacher_batch_size=32,
-        teacher_lr=5e-5,
-        teacher_negatives=4,
-        seeds=(0,),
-    ),
-    "t4": RetrieverSizes(
-        start=WeakStart(layers=2),
-        test_queries=200,
-        other_passages=None,
-        epochs=10,
-        batch_size=32,
-        lr=1e-4,
-        teacher_epochs=8,
-        teacher_batch_size=32,
-        teacher_lr=5e-5,
-        teacher_negatives=4,
-        seeds=(0, 1, 2),
-    ),
-}
-SIZES["paper"] = SIZES["t4"]
+_T4 = RetrieverSizes(
+    start=WeakStart(layers=2),
+    test_queries=200,
+    other_passages=None,
+    epochs=10,
+    batch_size=32,
+    lr=1e-4,
+    teacher_epochs=8,
+    teacher_batch_size=32,
+    teacher_lr=5e-5,
+    teacher_negatives=4,
+    seeds=(0, 1, 2),
+)
+SIZES: dict[str, RetrieverSizes] = register_sizes(
+    "12a_training_a_retriever",
+    {
+        "quick": RetrieverSizes(
+            start=WeakStart(layers=1),
+            teacher_start=WeakStart(layers=2),
+            test_queries=100,
+            other_passages=2000,
+            epochs=2,
+            batch_size=32,
+            lr=2e-4,
+            teacher_epochs=1,
+            teacher_batch_size=32,
+            teacher_lr=5e-5,
+            teacher_negatives=4,
+            seeds=(0,),
+        ),
+        "t4": _T4,
+        "paper": _T4,  # no paper's setup: the study is the book's own
+    },
+)
 
 
 @dataclass

@@ -3,10 +3,6 @@
 The loop itself, the loss, the optimizer and the schedule are written on the chapter's page;
 only the sizes of its run and the plot of what the loop recorded live here.
 
-The chapter is not (yet) a row of :func:`sbert_tutor.book.profile_costs.cost_table`: under that
-estimator every chapter costs at least its 60 s loading allowance on a T4, and the t4 profile's
-book total already stands at its 90-minute bound. Its CPU time is recorded with the other
-chapters' in ``results/chapter_times_cpu.json`` by ``benchmarks/chapter_times.py``.
 """
 
 from __future__ import annotations
@@ -17,15 +13,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from sbert_tutor.book.figures import new_axes
-from sbert_tutor.book.profiles import Profile, check_profile, get_profile
-from sbert_tutor.book.sizes import BERT, QUICK_LR, QUICK_START, T4_LR, T4_START
+from sbert_tutor.book.sizes import (
+    BERT,
+    QUICK_LR,
+    QUICK_START,
+    T4_LR,
+    T4_START,
+    ChapterSizes,
+    register_sizes,
+)
 from sbert_tutor.book.weak_start import Start, WeakStart
 
-__all__ = ["LoopSizes", "SIZES", "loop_sizes", "plot_loss_and_rate"]
+__all__ = ["LoopSizes", "SIZES", "plot_loss_and_rate"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class LoopSizes:
+class LoopSizes(ChapterSizes):
     """One run of the reader's loop on STSb train: ``epochs`` passes of ``batch_size`` pairs
     from ``start`` at peak rate ``lr`` (warm-up over ``warmup_ratio`` of the steps), the batch
     order drawn from ``seed``; then ``check_steps`` steps of it against the library's Trainer."""
@@ -43,24 +46,14 @@ class LoopSizes:
 #: which has room to learn (:mod:`sbert_tutor.book.weak_start`); t4: from the pre-trained MiniLM,
 #: never trained on sentence pairs; paper: SBERT-STSb's BERT-base with mean pooling, 4 epochs
 #: (the setting of sentence-transformers' STSb example).
-SIZES = {
-    "quick": LoopSizes(start=QUICK_START, epochs=1, batch_size=16, lr=QUICK_LR),
-    "t4": LoopSizes(start=T4_START, epochs=1, batch_size=16, lr=T4_LR),
-    "paper": LoopSizes(start=Start(BERT, "mean"), epochs=4, batch_size=16, lr=2e-5),
-}
-
-
-def loop_sizes(profile: Profile | str | None = None) -> LoopSizes:
-    """The chapter's sizes under ``profile`` (``None``: the profile in effect).
-
-    Example:
-        >>> loop_sizes("quick").batch_size
-        16
-    """
-    if profile is None:
-        profile = get_profile()
-    name = profile.name if isinstance(profile, Profile) else check_profile(str(profile))
-    return SIZES[name]
+SIZES: dict[str, LoopSizes] = register_sizes(
+    "03a_training_loop",
+    {
+        "quick": LoopSizes(start=QUICK_START, epochs=1, batch_size=16, lr=QUICK_LR),
+        "t4": LoopSizes(start=T4_START, epochs=1, batch_size=16, lr=T4_LR),
+        "paper": LoopSizes(start=Start(BERT, "mean"), epochs=4, batch_size=16, lr=2e-5),
+    },
+)
 
 
 def plot_loss_and_rate(losses: Sequence[float], rates: Sequence[float], window: int = 20, ax=None):

@@ -8,6 +8,7 @@ number in :mod:`sbert_tutor.book.published`; the chapter's sizes in :mod:`sbert_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,14 +21,16 @@ from sbert_tutor.book.published import (
     SUPMPN_TABLE3_SOURCE,
 )
 from sbert_tutor.book.recorded import how_recorded
-from sbert_tutor.book.sizes import TransferSizes
+from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 
 __all__ = [
     "RECORDED_RUN",
     "RECORDED_SENTEVAL",
+    "SIZES",
     "SharedEncoding",
     "TASK_COLUMNS",
     "TASK_DESCRIPTIONS",
+    "TransferSizes",
     "beside_published",
     "experiment_wide",
     "how_recorded_table",
@@ -37,6 +40,54 @@ __all__ = [
     "published_transfer",
     "task_overview",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TransferSizes(ChapterSizes):
+    """Chapter 3b (transfer tasks): what the chapter computes when it runs.
+
+    Attributes:
+        experiment_tasks: the tasks of the pooling/normalisation experiment.
+        experiment_max_items: items a split in it (a stratified subsample; ``None`` = all).
+        poolings: the poolings compared (each with and without L2 normalisation).
+        kfold: folds of its cross-validations (SentEval's 10 on full data; fewer on subsamples).
+        classifier: the probe of the experiment. ``"lbfgs"``, the converged logistic regression:
+            the experiment asks what the embeddings carry, and SentEval's Adam with early stopping
+            barely leaves its initialisation on a few hundred items (16 steps a round on a
+            quick profile's inner training fold), so its answer would be about the optimiser.
+    """
+
+    experiment_tasks: tuple[str, ...]
+    experiment_max_items: int | None
+    poolings: tuple[str, ...]
+    kfold: int = 10
+    classifier: str = "lbfgs"
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, TransferSizes] = register_sizes(
+    "03b_transfer_tasks",
+    {
+        "quick": TransferSizes(
+            experiment_tasks=("mr", "subj", "trec", "mrpc"),
+            experiment_max_items=400,
+            poolings=("mean", "cls"),
+            kfold=5,
+        ),
+        # the logistic regressions run on the CPU, which a T4 does not speed up: quick's sizes
+        "t4": TransferSizes(
+            experiment_tasks=("mr", "subj", "trec", "mrpc"),
+            experiment_max_items=400,
+            poolings=("mean", "cls"),
+            kfold=5,
+        ),
+        "paper": TransferSizes(
+            experiment_tasks=("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc"),
+            experiment_max_items=None,
+            poolings=("mean", "cls", "max"),
+        ),
+    },
+)
 
 TASK_COLUMNS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
 

@@ -16,21 +16,111 @@ import torch.nn.functional as F
 from matplotlib.figure import Figure
 from torch import Tensor
 
+from sbert_tutor.book import published
+from sbert_tutor.book.deviations import ADAMW, NLI_TRAIN, Aspect, run_aspects, sbert_run_setup
 from sbert_tutor.book.drawing import arrow, box, canvas, shared_encoder
 from sbert_tutor.book.figures import new_panels
 from sbert_tutor.book.gradients import GradientCheck
+from sbert_tutor.book.sizes import (
+    BERT,
+    PAPER_SEEDS,
+    QUICK_RUN,
+    SBERT_RUN,
+    T4_RUN,
+    T4_START,
+    RunSizes,
+    register_sizes,
+)
+from sbert_tutor.book.weak_start import MINILM
 from sbert_tutor.losses import TRIPLET_MARGIN, pairwise_distance, triplet
 from sbert_tutor.results import Result
 
 __all__ = [
     "MarginSweep",
+    "SIZES",
     "SWEEP_DISTANCES",
+    "TripletSizes",
+    "paper_aspects",
     "plot_margin_sweep",
     "triplet_gradient_check",
     "triplet_gradients_by_hand",
     "triplet_margin_sweep",
     "triplet_network",
 ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TripletSizes(RunSizes):
+    """Chapter 8 (triplet): the model of the margin sweep, its NLI triplets, the STSb dev
+    pairs the runs are scored on, and the margin of the runs (SBERT's: 1, Euclidean)."""
+
+    model: str
+    margin_triplets: int | None
+    eval_pairs: int | None
+    margin: float = 1.0
+
+
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+SIZES: dict[str, TripletSizes] = register_sizes(
+    "08_triplet_objective",
+    {
+        "quick": TripletSizes(
+            model=MINILM,
+            margin_triplets=500,
+            steps=25,
+            batch_size=16,
+            examples=1000,
+            eval_pairs=500,
+            **QUICK_RUN,
+        ),
+        "t4": TripletSizes(
+            model=T4_START,
+            margin_triplets=5000,
+            steps=120,
+            batch_size=32,
+            examples=None,
+            eval_pairs=None,
+            **T4_RUN,
+        ),
+        "paper": TripletSizes(
+            model=BERT,
+            margin_triplets=5000,
+            steps=None,
+            epochs=1,
+            examples=None,
+            eval_pairs=None,
+            seeds=PAPER_SEEDS,
+            **SBERT_RUN,
+        ),
+    },
+)
+
+
+def paper_aspects() -> list[Aspect]:
+    """What the paper profile is compared on with SBERT's triplet setup (Reimers & Gurevych,
+    2019), read from :data:`~sbert_tutor.book.published.SBERT_SETUP` now (see
+    :mod:`sbert_tutor.book.deviations`)."""
+    sb, src = published.SBERT_SETUP, published.SBERT_SETUP_SOURCE
+    return [
+        *run_aspects(src, {"optimizer": ADAMW}, epochs=sb["triplet epochs"], **sbert_run_setup()),
+        Aspect("margin", sb["triplet margin"], src, lambda s: s.margin),
+        Aspect(
+            "distance",
+            sb["triplet distance"],
+            src,
+            lambda s: "euclidean and cosine, one run each",
+            "the chapter compares the two distances; its Euclidean run is the paper's setup",
+        ),
+        Aspect(
+            "training data",
+            sb["triplet training data"],
+            src,
+            lambda s: f"{NLI_TRAIN}: (premise, entailment, contradiction) triplets",
+            "the chapter teaches the objective on the NLI data of chapters 6-7 and scores it on "
+            "STSb; the library has no loader for the Wikipedia-sections triplets",
+        ),
+    ]
+
 
 #: The distances the chapter compares: SBERT's Euclidean distance and the cosine distance.
 SWEEP_DISTANCES: tuple[str, ...] = ("euclidean", "cosine")

@@ -1,0 +1,93 @@
+r"""How long each chapter takes to run, by profile and machine: measured, never estimated.
+
+:func:`time_table` has one row per chapter and one column per recorded run of the chapters,
+each read from a record that ``benchmarks/chapter_times.py`` wrote into the results folder
+(:func:`~sbert_tutor.book.recorded.results_folder`):
+
+* ``chapter_times_cpu.json``: the quick profile, every chapter under nbmake, one after the other,
+  on a 2-core CPU (``python benchmarks/chapter_times.py from-junit _build/nbmake.xml --out auto``
+  after the test run of ``.ci/task test``);
+* ``chapter_times_cpu_<profile>.json``: another profile on a 2-core CPU, each chapter in a fresh
+  process (``python benchmarks/chapter_times.py run --profile t4 --stand-in ...``); a model
+  that cannot be downloaded there is served by a local one of the same architecture, so the
+  times hold and the scores of that run are not kept;
+* ``chapter_times_gpu_<gpu>.json``: a run on one GPU (``... run --profile <profile> --out
+  auto``), with each chapter's peak GPU memory.
+
+A chapter a record does not hold, or that did not pass in it, reads as not recorded: nothing is
+scaled or guessed. Where no GPU run of a profile is recorded, :func:`time_table` states one upper
+bound: a GPU machine with at least two CPU cores as fast as the recorded CPU's runs the chapter
+in at most its recorded 2-core CPU time, since every part that leaves the CPU for the GPU (the
+transformer's forward and backward passes) only gets faster and every other part (tokenising,
+the logistic regressions, BM25, FAISS on the CPU) runs on the same kind of CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from sbert_tutor.book.recorded import hardware_text, recorded_matching
+from sbert_tutor.provenance import commit_label
+
+__all__ = ["RECORDS", "time_table"]
+
+#: The records the table reads, as glob patterns over the results folder.
+RECORDS = ("chapter_times_cpu.json", "chapter_times_cpu_*.json", "chapter_times_gpu_*.json")
+
+
+def _column(record: Mapping[str, Any]) -> str:
+    """A run in a column name: profile and machine (``"quick: 2-core CPU"``, ``"t4: Tesla T4"``)."""
+    hardware = record.get("provenance", {}).get("hardware", {})
+    gpu = record.get("hardware") or hardware.get("gpu")
+    machine = str(gpu) if gpu else f"{hardware.get('cpu_count', 2)}-core CPU"
+    return f"{record['profile']}: {machine} (min)"
+
+
+def time_table(folder: Any = None) -> pd.DataFrame:
+    """Minutes each chapter took in each recorded run (rows: chapters; columns: ``"<profile>:
+    <machine> (min)"``, plus ``"<profile>: peak GPU memory (GB)"`` for a GPU run), and, for a
+    profile with a CPU record and no GPU record, ``"<profile>: a GPU machine (min), at most"``:
+    the CPU time as the upper bound the module docstring states.
+
+    ``folder``: where the records are (default: the recorded results). ``table.attrs["runs"]``
+    names each column's run (its commit, date, hardware and whether every chapter passed);
+    ``table.attrs["note"]`` says how to read it. A chapter missing from a run or not passed in it
+    is ``NaN`` there.
+    """
+    records = recorded_matching(RECORDS, folder)
+    columns: dict[str, dict[str, float]] = {}
+    runs: dict[str, str] = {}
+    for record in records.values():
+        name = _column(record)
+        passed = {c: e for c, e in record["chapters"].items() if e.get("outcome") == "passed"}
+        columns[name] = {c: e["seconds"] / 60 for c, e in passed.items()}
+        prov = record.get("provenance", {})
+        runs[name] = (
+            f"git {commit_label(prov)}, recorded {str(prov.get('timestamp', '?'))[:10]}, "
+            f"{hardware_text(prov.get('hardware', {}), record.get('hardware'))}; "
+            + (
+                "every chapter passed"
+                if record.get("complete")
+                else "not recorded: " + "; ".join(record.get("problems", []))
+            )
+        )
+        memory = {c: e.get("peak_memory_gb") for c, e in passed.items()}
+        if record.get("hardware") and any(v is not None for v in memory.values()):
+            columns[f"{record['profile']}: peak GPU memory (GB)"] = memory
+    profiles_on_gpu = {r["profile"] for r in records.values() if r.get("hardware")}
+    for record in records.values():
+        profile = record["profile"]
+        if profile != "quick" and not record.get("hardware") and profile not in profiles_on_gpu:
+            columns[f"{profile}: a GPU machine (min), at most"] = columns[_column(record)]
+    table = pd.DataFrame(columns).sort_index()
+    table.index.name = "chapter"
+    table.attrs["runs"] = runs
+    table.attrs["note"] = (
+        "measured minutes per chapter, one column per recorded run; blank: not recorded. "
+        "'at most' columns: the recorded 2-core CPU time, an upper bound for a GPU machine whose "
+        "CPU cores are at least as fast (the GPU takes only the transformer's work)."
+    )
+    return table
