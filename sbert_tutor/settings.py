@@ -13,8 +13,8 @@ environment variable                     meaning
                                          ``SBERT_TUTOR_DATA`` is unset); default ``~/.cache/sbert_tutor``.
 ``SBERT_TUTOR_MODELS``                   Folder of local models, searched offline: ``<folder>/<org>/<name>`` or
                                          ``<folder>/<name>`` (e.g. ``models/sentence-transformers/all-MiniLM-L6-v2``).
-``SBERT_TUTOR_PROFILE``                  ``quick`` (CPU, small subsets), ``t4`` (one T4-class GPU, ~10 minutes a
-                                         chapter) or ``paper`` (each paper's own setup; hours of GPU time); unset:
+``SBERT_TUTOR_PROFILE``                  ``quick`` (CPU, small subsets), ``t4`` (one T4-class GPU, fp16, from a
+                                         downloadable start) or ``paper`` (each paper's own setup; hours of GPU time); unset:
                                          ``t4`` when CUDA is available, else ``quick`` (:mod:`sbert_tutor.book.profiles`).
 ``HF_HUB_OFFLINE``                       The Hugging Face switch: ``1`` means never touch the network.
 ``SBERT_TUTOR_CHECK_SIZES``              ``0`` accepts data files whose row count differs from the published size

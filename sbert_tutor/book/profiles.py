@@ -4,9 +4,9 @@
   rendered book shows its runs. Its numbers are labelled "quick" everywhere and are never presented as paper
   reproductions.
 * ``t4``: one T4-class GPU (16 GB, fp16 tensor cores, no bf16), the GPU a reader gets on Colab.
-  Sized so that a chapter takes at most about 10 minutes there and the whole book at most 90,
-  from a start model a reader can download; training runs in fp16 mixed precision. Larger than
-  ``quick``, still not a reproduction of any paper.
+  Runs start from a model a reader can download and train in fp16 mixed precision; the minutes
+  each chapter took in the recorded runs are :func:`sbert_tutor.book.run_times.time_table`'s.
+  Larger than ``quick``, still not a reproduction of any paper.
 * ``paper``: each chapter's run is its paper's own setup (start model, pooling, data, batch size,
   epochs, learning rate, ...), as far as the library and the hub allow; what still differs, and
   why, is computed by :func:`sbert_tutor.book.deviations.deviations`. Hours of GPU time: chosen
@@ -54,12 +54,12 @@ class Profile:
         """How results of this profile are labelled in tables and plots, saying what it is.
 
         ``"quick (CPU, small subsets; not a paper reproduction)"`` (``GPU`` where CUDA is
-        available: the encoders then run there), ``"t4 (one T4-class GPU, fp16, ~10 minutes a
-        chapter; not a paper reproduction)"`` or ``"paper (each paper's own setup; deviations
+        available: the encoders then run there), ``"t4 (one T4-class GPU, fp16; not a paper
+        reproduction)"`` or ``"paper (each paper's own setup; deviations
         listed)"``.
         """
         if self.name == "t4":
-            return "t4 (one T4-class GPU, fp16, ~10 minutes a chapter; not a paper reproduction)"
+            return "t4 (one T4-class GPU, fp16; not a paper reproduction)"
         if self.name == "paper":
             return "paper (each paper's own setup; deviations listed)"
         import torch

@@ -146,33 +146,22 @@ def seeded_variants(
         evaluation's (the STS files read, the start model, the seeds); each training log keeps
         its own.
     """
-    seeds = list(seeds)
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct and at least one, got {seeds!r}")
-    if not variants:
-        raise ValueError("seeded_variants needs at least one variant")
+    seeds = _checked(seeds, variants)
     base = load_start(model)
     base.eval()
     start = _score(base, eval_data)
     rows: list[dict[str, Any]] = []
     records: dict[str, TrainingRecord] = {}
     logs: dict[str, dict[str, Any]] = {}
-    for name, variant in variants.items():
-        if len(variant) not in (2, 3):
-            raise ValueError(
-                f"variant {name!r} must be (loss, options) or (loss, options, train), "
-                f"got {len(variant)} items"
-            )
-        loss, options = variant[0], variant[1]
-        data = variant[2] if len(variant) == 3 else train
+    for name, (loss, options, *own_data) in variants.items():
         for seed in seeds:
             run = fit(
-                copy.deepcopy(base),
+                copy.deepcopy(base),  # every run starts from the same weights
                 loss,
-                data,
+                own_data[0] if own_data else train,
                 dataclasses.replace(config, seed=seed),
                 objective_options=dict(options),
-                max_examples=max_examples,
+                max_examples=max_examples,  # a subset drawn with the run's seed
             )
             rows.append(
                 {
@@ -183,18 +172,17 @@ def seeded_variants(
                     "seconds": run.seconds,
                 }
             )
-            if name not in records:
-                records[name], logs[name] = run.record, run.log
+            records.setdefault(name, run.record)  # the first seed's curve and log
+            logs.setdefault(name, run.log)
             del run
     runs = pd.DataFrame(rows)
     sample = eval_data.meta.get("sample", f"all {len(eval_data)} pairs")
-    label = start_label(model) if not isinstance(model, SentenceEncoder) else model.name
     return SeededRuns(
         table=summarize(runs, start),
         note=f"STSb Spearman x100 of cosine, {len(seeds)} seed(s) a variant; spread = sample sd",
         runs=runs,
         start=start,
-        start_model=label,
+        start_model=start_label(model) if not isinstance(model, SentenceEncoder) else model.name,
         records=records,
         logs=logs,
         eval_data=f"{eval_data.name}/{eval_data.split}: {sample}",
@@ -202,6 +190,22 @@ def seeded_variants(
             data_files=eval_data.files, model=base.describe(), extra={"seeds": seeds}
         ),
     )
+
+
+def _checked(seeds: Sequence[int], variants: Mapping[str, Variant]) -> list[int]:
+    """The seeds as a list, after refusing repeated or no seeds and malformed variants."""
+    seeds = list(seeds)
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct and at least one, got {seeds!r}")
+    if not variants:
+        raise ValueError("seeded_variants needs at least one variant")
+    for name, variant in variants.items():
+        if len(variant) not in (2, 3):
+            raise ValueError(
+                f"variant {name!r} must be (loss, options) or (loss, options, train), "
+                f"got {len(variant)} items"
+            )
+    return seeds
 
 
 def verdict(result: SeededRuns, a: str, b: str = START) -> Verdict:

@@ -9,6 +9,7 @@ import pytest
 
 from sbert_tutor.book import published, sizes
 from sbert_tutor.book.chapters import transfer_tasks as book
+from sbert_tutor.book.chapters.transfer_tasks import TransferSizes
 from sbert_tutor.book.recorded import recorded_results
 from tests.conftest import needs_data
 
@@ -114,7 +115,7 @@ def test_the_recorded_runs_agree_where_they_classify_the_same_items():
 
 
 def test_chapter_sizes_per_profile():
-    quick, t4, paper = (sizes.sizes_for(sizes.TransferSizes, p) for p in ("quick", "t4", "paper"))
+    quick, t4, paper = (sizes.sizes_for(TransferSizes, p) for p in ("quick", "t4", "paper"))
     assert quick.experiment_max_items is not None and paper.experiment_max_items is None
     assert set(quick.poolings) <= set(t4.poolings) <= set(paper.poolings)
     assert paper.kfold == 10 and len(paper.experiment_tasks) == 7  # SentEval's protocol
@@ -136,7 +137,7 @@ def test_experiment_encodes_once_per_pooling(tiny_bert, monkeypatch):
         return original(self, sentences, *args, **kwargs)
 
     monkeypatch.setattr(SentenceEncoder, "encode", counting)
-    chosen = sizes.TransferSizes(
+    chosen = TransferSizes(
         experiment_tasks=("cr",), experiment_max_items=40, poolings=("mean", "cls"), kfold=3
     )
     frame = book.pooling_normalisation_experiment(encoder, chosen)

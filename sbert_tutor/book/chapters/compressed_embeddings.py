@@ -61,7 +61,6 @@ __all__ = [
     "compact_forms",
     "compression_table",
     "live_data",
-    "matryoshka_study",
     "pair_scores",
     "plot_bytes_vs_quality",
     "plot_truncation",
@@ -507,61 +506,6 @@ def truncation_spearman(
         )[0]
         for d in dims
     }
-
-
-def matryoshka_study(
-    sizes: CompressionSizes, config, pairs, sts, show_progress_bar: bool = True
-) -> pd.DataFrame:
-    """Train ``mnrl`` and ``matryoshka_mnrl`` (dims ``sizes.matryoshka_dims``, weights 1) alike
-    from the same start, once per seed, and score every run at every truncation.
-
-    Args:
-        sizes: the chapter's sizes (start, seeds, examples, dims).
-        config: the runs' :class:`~sbert_tutor.training.TrainingConfig` (its seed is replaced).
-        pairs: the training pairs (as :func:`~sbert_tutor.training.recipe.fit` takes them).
-        sts: the STS pairs scored (an ``STSData``).
-
-    Returns:
-        The long table of ``variant`` (``start``, ``MNRL``, ``Matryoshka MNRL``), ``seed``,
-        ``dims`` and ``spearman``.
-    """
-    import copy
-    import dataclasses
-
-    from tqdm.auto import tqdm
-
-    from sbert_tutor.book.weak_start import load_start
-    from sbert_tutor.training.recipe import fit
-
-    dims = tuple(sizes.matryoshka_dims)
-    base = load_start(sizes.start)
-    base.eval()
-    rows = [
-        {"variant": "start", "seed": None, "dims": d, "spearman": s}
-        for d, s in truncation_spearman(base, sts, dims).items()
-    ]
-    variants = {
-        "MNRL": ("mnrl", {"scale": 20.0}),
-        "Matryoshka MNRL": ("matryoshka_mnrl", {"scale": 20.0, "dims": dims}),
-    }
-    runs = [(name, seed) for name in variants for seed in sizes.seeds]
-    for name, seed in tqdm(runs, desc="training runs", disable=not show_progress_bar):
-        loss, options = variants[name]
-        run = fit(
-            copy.deepcopy(base),
-            loss,
-            pairs,
-            dataclasses.replace(config, seed=seed),
-            objective_options=options,
-            max_examples=sizes.examples,
-        )
-        run.model.eval()
-        rows += [
-            {"variant": name, "seed": seed, "dims": d, "spearman": s}
-            for d, s in truncation_spearman(run.model, sts, dims).items()
-        ]
-        del run
-    return pd.DataFrame(rows)
 
 
 def truncation_table(study: pd.DataFrame) -> pd.DataFrame:
