@@ -15,7 +15,8 @@ Triplet / euclidean         ``triplet`` (euclidean)    :math:`\max(\lVert q - p\
 ==========================  =========================  ==========================================
 
 with :math:`\delta_c = 1 - \cos` (SBERT's cosine distance, in :math:`[0, 2]`) and :math:`y` the
-teacher's relevance probability of the pair. The triplet margins are SBERT's (:data:`SETUPS`). The
+teacher's relevance probability of the pair. The Euclidean margin is SBERT's,
+:math:`\varepsilon = 1`; the cosine one, 0.5, equals it on the unit sphere (:data:`SETUPS`). The
 study's own setups, :data:`STUDY_MARGIN_SETUPS`, use its margins, :math:`\varepsilon = 5` (and 1
 for the cosine distance), and its cosine distance :math:`\delta_c^{+} = 1 -
 \operatorname{ReLU}(\cos) \in [0, 1]` (``distance="cosine_relu"``).
