@@ -1,4 +1,4 @@
-r"""Chapter 12a (training a retriever): four ways to fine-tune a bi-encoder on the same queries.
+r"""Chapter 12a (training a retriever): six ways to fine-tune a bi-encoder on the same queries.
 
 From one start model and one split of the MS MARCO dev subset's queries (the test queries never
 train), :func:`run_study` trains
@@ -8,11 +8,15 @@ variant                           objective       training rows
 ================================  ==============  ===============================================
 in-batch negatives                ``mnrl``        (query, positive)
 BM25 negatives                    ``mnrl``        (query, positive, BM25-mined negative)
+BM25 negatives, top 3 skipped     ``mnrl``        the same, mined below BM25's first three
+                                                  kept candidates (``range_min=3``)
 dense negatives, filtered         ``mnrl``        (query, positive, dense-mined negative) whose
                                                   miner score is below :math:`(1 - r)` times the
                                                   positive's (``relative_margin`` :math:`r`)
 Margin-MSE from a cross-encoder   ``margin_mse``  the filtered triplets, labelled with the
                                                   teacher's margin :math:`t(q, p^+) - t(q, p^-)`
+Margin-MSE from a bi-encoder      ``margin_mse``  the same triplets, labelled with the miner's
+                                                  cosine margin
 ================================  ==============  ===============================================
 
 and evaluates each (and the start model) on the held-out queries over the test corpus: MRR@10,
@@ -126,7 +130,7 @@ class RetrieverSizes(ChapterSizes):
         test_queries: held-out queries of the 540 (the rest train).
         other_passages: random ``corpus_mini`` passages added to the test corpus beyond the test
             queries' judged passages and BM25 candidates (``None``: the whole mini corpus).
-        epochs, batch_size, lr, warmup_ratio: every variant's training (the same for all four).
+        epochs, batch_size, lr, warmup_ratio: every variant's training (the same for all six).
         relative_margin: the dense miner's false-negative filter (a negative must score below
             ``(1 - relative_margin)`` times its positive).
         mine_range_max: the dense miner looks this deep into its ranking for a negative that
