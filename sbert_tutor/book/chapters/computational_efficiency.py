@@ -24,7 +24,7 @@ What the chapter shows from a run, in the chapter's notation (a batch :math:`B` 
 :math:`T_i` tokens, padded to width :math:`W_B`):
 
 * **padding waste**, :math:`1 - \sum_i T_i / \sum_B |B|\, W_B` over all batches, with and without
-  width bucketing (:func:`padding_waste` computes it at build time from token counts alone, with
+  width bucketing (:func:`padding_waste` computes it from token counts alone, without a GPU, with
   :func:`padded_work`);
 * **the per-shape cost**: the *first* pass in a fresh process against the warm median, per
   compute dtype, with bucketing and cuDNN attention on and off;
