@@ -6,10 +6,10 @@ sentences) and :math:`v` (passages), so that rows differ only in the compression
 
 * ``float32``: exact cosine search, :math:`4d` bytes a vector (the reference);
 * ``int8``: scalar quantisation (:mod:`sbert_tutor.search.quantize`, ranges from the passages),
-  searched by the inner product of the codes, :math:`d` bytes; ``int8 + rescore xM`` then
-  rescores :math:`kM` candidates with the float query against the dequantised codes;
+  searched by the inner product of the codes, :math:`d` bytes; ``int8 + rescore xm`` then
+  rescores :math:`km` candidates (the rescore multiplier :math:`m`) with the float query against the dequantised codes;
 * ``binary``: sign bits searched by Hamming distance, :math:`\lceil d/8\rceil` bytes;
-  ``binary + rescore xM (V)`` rescores :math:`kM` Hamming candidates with the float query
+  ``binary + rescore xm (V)`` rescores :math:`km` Hamming candidates with the float query
   against ``V``: the int8 codes (:math:`d` bytes a vector read only for the candidates, so they
   may stay on disk and are counted as disk bytes; the timings hold them in memory) or the bits
   themselves (nothing more stored);
