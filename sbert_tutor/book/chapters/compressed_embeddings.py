@@ -81,8 +81,9 @@ class CompressionSizes(ChapterSizes):
     pairs: ``steps`` (or ``epochs``), ``batch_size``, ``examples``, ``start``, ``lr``,
     ``warmup_ratio``, ``seeds`` (as :class:`~sbert_tutor.book.sizes.RunSizes`) and the prefix lengths ``matryoshka_dims``
     (the Matryoshka loss's and the truncations evaluated). Not a :class:`~sbert_tutor.book.sizes.RunSizes`: no paper's
-    setup is followed (Kusupati et al. 2022 train vision and BERT classifiers; sentence-
-    transformers' example is an illustration). The t4 profile trains one seed for 100 steps, which
+    setup is followed (Kusupati et al. 2022 train vision classifiers, ALIGN's contrastive image and
+    text encoders and BERT by masked language modelling; sentence-transformers' example is an
+    illustration). The t4 profile trains one seed for 100 steps, which
     keeps the whole book within a Colab session; the paper profile trains chapter 9's t4 run
     (200 steps of 64, three seeds) for each objective."""
 
