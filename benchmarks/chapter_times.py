@@ -261,6 +261,21 @@ def run_chapters(
     return chapters
 
 
+def tree_git(root: Path = ROOT) -> dict[str, Any]:
+    """The commit (and dirty flag) of the tree whose chapters ran: ``provenance()`` names the
+    checkout the running ``sbert_tutor`` was imported from, which may be another one."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    try:
+        return {"sha": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+    except (OSError, subprocess.CalledProcessError):
+        return {"sha": None, "dirty": None}
+
+
 def _gpu_name() -> str | None:
     import torch
 
@@ -280,6 +295,13 @@ def _out_path(out: str, profile: str, gpu: str | None) -> Path:
     )
 
 
+def _machine(record: dict[str, Any]) -> dict[str, Any]:
+    """What identifies the machine of a run: its CPU model, cores and threads (and GPU)."""
+    hardware = record.get("provenance", {}).get("hardware", {})
+    keys = ("cpu_model", "cpu_count", "torch_threads", "device", "gpu")
+    return {k: hardware.get(k) for k in keys}
+
+
 def merge_records(
     records: list[dict[str, Any]],
 ) -> tuple[dict[str, dict[str, Any]], str, str | None]:
@@ -288,6 +310,9 @@ def merge_records(
     in several records is taken from the last. Refuses records of different profiles or GPUs."""
     profiles = {r["profile"] for r in records}
     gpus = {r.get("hardware") for r in records}
+    machines = {json.dumps(_machine(r), sort_keys=True) for r in records}
+    if len(machines) != 1:
+        raise SystemExit(f"merge: the records were made on different machines: {sorted(machines)}")
     if len(profiles) != 1 or len(gpus) != 1:
         raise SystemExit(
             f"merge: the records must share one profile and one GPU (or none); got profiles "
@@ -317,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--stand-in", action="append", default=[], metavar="NAME=FOLDER")
     merge = sub.add_parser("merge", help="records of some chapters each -> one record")
     merge.add_argument("records", nargs="+", help="results files written by run")
+    merge.add_argument("--note", default=None, help="how the runs were made, kept in the record")
     for p in (junit, durations, run, merge):
         p.add_argument("--profile", default=None, help="default: SBERT_TUTOR_PROFILE / resolved")
         p.add_argument("--book", default=str(BOOK), help="the chapters' folder")
@@ -350,6 +376,18 @@ def main(argv: list[str] | None = None) -> int:
             f" (stand-ins: {', '.join(args.stand_in)})" if args.stand_in else ""
         )
     record = make_record(chapters, source=source, profile=profile, expected=expected, hardware=gpu)
+    if args.mode == "run":
+        record["provenance"]["git"] = tree_git(book.parent)
+    if args.mode == "merge":  # the runs' machine and, when they share one, their commit
+        record["provenance"]["hardware"] = parts[-1]["provenance"]["hardware"]
+        commits = {json.dumps(r["provenance"].get("git"), sort_keys=True) for r in parts}
+        if len(commits) == 1:
+            record["provenance"]["git"] = parts[-1]["provenance"].get("git")
+        corrections = sorted({c for r in parts for c in r.get("corrections", [])})
+        if corrections:  # what was corrected in the parts after their runs, and why
+            record["corrections"] = corrections
+    if getattr(args, "note", None):
+        record["note"] = args.note
     for problem in record["problems"]:
         print(f"incomplete: {problem}", file=sys.stderr)
     print(json.dumps({c: e["seconds"] for c, e in record["chapters"].items()}, indent=1))

@@ -211,6 +211,10 @@ def test_merge_keeps_each_chapters_own_run_and_refuses_mixed_profiles(ct):
         ct.merge_records([record("t4", "10_a", "a"), record("quick", "11_b", "b")])
     with pytest.raises(SystemExit, match="one GPU"):
         ct.merge_records([record("t4", "10_a", "a"), record("t4", "11_b", "b", "Tesla T4")])
+    other = record("t4", "11_b", "b")
+    other["provenance"]["hardware"] = {"cpu_model": "another CPU", "cpu_count": 2}
+    with pytest.raises(SystemExit, match="different machines"):
+        ct.merge_records([record("t4", "10_a", "a"), other])
 
 
 def test_a_stand_in_is_served_beside_the_models_already_there(ct, tmp_path, monkeypatch):
@@ -232,3 +236,20 @@ def test_a_stand_in_is_served_beside_the_models_already_there(ct, tmp_path, monk
     assert ct._stand_ins([], tmp_path / "none") == {}
     with pytest.raises(SystemExit, match="NAME=FOLDER"):
         ct._stand_ins(["x=/no/such/folder"], served)
+
+
+def test_tree_git_names_the_tree_whose_chapters_ran(ct, tmp_path):
+    import subprocess
+
+    assert ct.tree_git(tmp_path) == {"sha": None, "dirty": None}  # not a repository
+    run = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
+    run("init", "-q")
+    (tmp_path / "f").write_text("x")
+    run("add", "f")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    sha = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True
+    ).stdout.strip()
+    assert ct.tree_git(tmp_path) == {"sha": sha, "dirty": False}
+    (tmp_path / "f").write_text("y")
+    assert ct.tree_git(tmp_path)["dirty"] is True

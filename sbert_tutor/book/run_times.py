@@ -53,7 +53,8 @@ def time_table(folder: Any = None) -> pd.DataFrame:
     the CPU time as the upper bound the module docstring states.
 
     ``folder``: where the records are (default: the recorded results). ``table.attrs["runs"]``
-    names each column's run (its commit, date, hardware and whether every chapter passed);
+    names each column's run (its commit, date, hardware, the record's note, and whether every
+    chapter passed);
     ``table.attrs["note"]`` says how to read it. A chapter missing from a run or not passed in it
     is ``NaN`` there.
     """
@@ -68,6 +69,7 @@ def time_table(folder: Any = None) -> pd.DataFrame:
         runs[name] = (
             f"git {commit_label(prov)}, recorded {str(prov.get('timestamp', '?'))[:10]}, "
             f"{hardware_text(prov.get('hardware', {}), record.get('hardware'))}; "
+            + (f"{record['note']}; " if record.get("note") else "")
             + (
                 "every chapter passed"
                 if record.get("complete")

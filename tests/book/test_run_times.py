@@ -11,8 +11,9 @@ import pytest
 from sbert_tutor.book.run_times import time_table
 
 
-def _write(folder, name, profile, chapters, *, gpu=None, complete=True):
+def _write(folder, name, profile, chapters, *, gpu=None, complete=True, note=None):
     record = {
+        **({"note": note} if note else {}),
         "benchmark": "chapter_times",
         "profile": profile,
         "hardware": gpu,
@@ -40,6 +41,7 @@ def test_minutes_are_the_recorded_seconds_and_a_failed_chapter_is_blank(tmp_path
         "t4",
         {"01_a": _passed(600.0), "02_b": {"seconds": 5.0, "outcome": "failed"}},
         complete=False,
+        note="beside other work",
     )
     table = time_table(tmp_path)
     assert table.loc["01_a", "quick: 2-core CPU (min)"] == pytest.approx(1.0)
@@ -52,6 +54,7 @@ def test_minutes_are_the_recorded_seconds_and_a_failed_chapter_is_blank(tmp_path
     runs = table.attrs["runs"]
     assert "every chapter passed" in runs["quick: 2-core CPU (min)"]
     assert "03_c: missing" in runs["t4: 2-core CPU (min)"]
+    assert "beside other work" in runs["t4: 2-core CPU (min)"]
     assert "0123456789ab" in runs["quick: 2-core CPU (min)"]
 
 
