@@ -4,21 +4,27 @@ each run was made.
 Every row says what it is: ``this run (quick profile, CPU, ...)`` for numbers computed at build
 time, ``published: <paper, table>`` for numbers copied from a paper
 (:mod:`~sbert_tutor.book.published`). A quick-profile number is never presented as a
-reproduction. :func:`provenance_table` and :func:`run_summary` show how runs were made.
+reproduction. :func:`provenance_table`, :func:`run_summary` and :func:`folded_provenance` show
+how runs were made.
 """
 
 from __future__ import annotations
 
+import html
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from sbert_tutor.book.profiles import Profile, get_profile
+from sbert_tutor.book.recorded import hardware_text
 from sbert_tutor.provenance import commit_label, hardware_label
 
 __all__ = [
+    "FoldedProvenance",
     "common_budget",
+    "folded_provenance",
     "measured_label",
     "measured_vs_published",
     "provenance_table",
@@ -142,3 +148,51 @@ def common_budget(logs: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
         raise ValueError(f"the runs differ in (steps, batch size): {budgets}")
     steps, batch_size = next(iter(budgets.values()))
     return {"steps": steps, "batch_size": batch_size, "examples": steps * batch_size}
+
+
+class FoldedProvenance:
+    """A provenance record as one line (:attr:`line`) with the whole record folded under it: an
+    HTML ``<details>`` element in a notebook or on the page, both as text elsewhere."""
+
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        self.record = dict(record)
+
+    @property
+    def line(self) -> str:
+        """Commit, profile, hardware, data files and time of the record (of its first part that
+        has a commit, when the record holds several runs' records by name)."""
+        record: Mapping[str, Any] = self.record
+        parts = [v for v in self.record.values() if isinstance(v, Mapping) and "git" in v]
+        if "git" not in record and parts:
+            record = parts[0]
+        bits = [f"git {commit_label(record)}" if record.get("git") else None]
+        if record.get("profile"):
+            bits.append(f"{record['profile']} profile")
+        if isinstance(record.get("hardware"), Mapping):
+            bits.append(hardware_text(record["hardware"]))
+        files = record.get("data_files") or record.get("data_sources")
+        if files:
+            bits.append(f"{len(files)} data file(s) with their sha256")
+        if record.get("timestamp"):
+            bits.append(str(record["timestamp"]))
+        if "git" not in self.record and len(parts) > 1:
+            bits.append(f"{len(parts)} records: {', '.join(map(str, self.record))}")
+        return "; ".join(b for b in bits if b)
+
+    def _detail(self) -> str:
+        return json.dumps(self.record, indent=1, default=str, ensure_ascii=False)
+
+    def _repr_html_(self) -> str:
+        return (
+            f"<details><summary>How this was made: {html.escape(self.line)}</summary>"
+            f"<pre>{html.escape(self._detail())}</pre></details>"
+        )
+
+    def __repr__(self) -> str:
+        return f"How this was made: {self.line}\n{self._detail()}"
+
+
+def folded_provenance(record: Mapping[str, Any]) -> FoldedProvenance:
+    """Show a provenance record (:func:`sbert_tutor.provenance.provenance`, or a few of them by
+    name) as one line, the whole record folded under it."""
+    return FoldedProvenance(record)
