@@ -8,9 +8,10 @@ regression of chapter 7; the cross-encoder reads both sentences together and lea
 sentence-transformers' recipe for STSb). :func:`pair_rates` times what each costs a pair.
 
 Part 2 re-ranks all-MiniLM-L6-v2's top-:math:`k` on MS MARCO queries held out by
-:func:`~sbert_tutor.data.msmarco.split_queries` (:func:`load_rerank_data`), with the published
-``cross-encoder/ms-marco-MiniLM-L6-v2`` when the hub is reachable, else a cross-encoder trained
-here on the other queries' labelled BM25 candidates (:func:`msmarco_reranker`). One scoring of
+:func:`~sbert_tutor.data.msmarco.split_queries` (:func:`load_rerank_data`) with a cross-encoder
+trained here on the other queries' labelled BM25 candidates (:func:`msmarco_reranker`), the same
+model whether or not the hub is reachable; the published ``cross-encoder/ms-marco-MiniLM-L6-v2``
+appears as its published numbers (:func:`published_reranker`). One scoring of
 the deepest :math:`K` candidates serves every :math:`k \le K`
 (:func:`~sbert_tutor.search.rerank.merge_reranked`): :func:`rerank_table` and
 :func:`plot_mrr_vs_k`.
@@ -19,7 +20,6 @@ the deepest :math:`K` candidates serves every :math:`k \le K`
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -50,7 +50,6 @@ from sbert_tutor.encoders.protocol import Encoder
 from sbert_tutor.evaluation.retrieval import encode_corpus, retrieve
 from sbert_tutor.metrics import Run, evaluate_run, evaluate_run_per_query
 from sbert_tutor.search.rerank import cross_encoder_scores, merge_reranked
-from sbert_tutor.settings import hf_offline
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.recipe import fit
 
@@ -94,7 +93,6 @@ class RerankingSizes(RunSizes):
         negatives_per_query: BM25 negatives a training query (the best-ranked; ``None``: all 19).
         depths: the numbers of candidates k re-ranked; the largest is the retrieval depth.
         msmarco_run: the MS MARCO cross-encoder's training run (start, steps, batch, lr).
-        reranker: the published MS MARCO cross-encoder, used when the hub is reachable.
     """
 
     cost_pairs: int
@@ -103,7 +101,6 @@ class RerankingSizes(RunSizes):
     negatives_per_query: int | None
     depths: tuple[int, ...]
     msmarco_run: RunSizes
-    reranker: str = "cross-encoder/ms-marco-MiniLM-L6-v2"
 
 
 #: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
@@ -313,21 +310,13 @@ def load_rerank_data(
 def msmarco_reranker(
     sizes: RerankingSizes, train: DataTable, config: TrainingConfig
 ) -> tuple[CrossEncoder, str]:
-    """The re-ranker and how it was made, in words.
+    """The re-ranker and how it was made, in words: a cross-encoder trained with ``ce_bce`` on
+    ``train`` from ``sizes.msmarco_run.start`` with a new one-logit head (seed 0).
 
-    With the hub reachable (``HF_HUB_OFFLINE`` unset): the published ``sizes.reranker``. Else,
-    or when it cannot be loaded: a cross-encoder trained with ``ce_bce`` on ``train`` from
-    ``sizes.msmarco_run.start`` with a new one-logit head (seed 0).
+    The same model is trained whether or not the hub is reachable, so the page shows the same
+    run everywhere; the published MS MARCO cross-encoder is shown as its published numbers
+    (:func:`published_reranker`).
     """
-    if not hf_offline():
-        try:
-            ce = CrossEncoder.from_pretrained(sizes.reranker)
-            return ce, f"published: {sizes.reranker} ({ce.source})"
-        except Exception as error:  # noqa: BLE001 - any failure falls back to training
-            warnings.warn(
-                f"{sizes.reranker} could not be loaded ({error}); training one instead",
-                stacklevel=2,
-            )
     start = CrossEncoderStart(sizes.msmarco_run.start)
     run = fit(start.load(), "ce_bce", train, config)
     how = (
@@ -504,10 +493,6 @@ def rerank_verdict(
             + f"; {interval.better} queries gained, {interval.worse} lost"
         )
     head += ")"
-    if reranker.startswith("published"):
-        return head + (
-            ", with the published cross-encoder, trained on MS MARCO's own training set."
-        )
     if change > 0:
         return head + (
             ": the cross-encoder trained here on a few hundred queries already orders the "
