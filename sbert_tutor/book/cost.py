@@ -1,4 +1,4 @@
-r"""Why cross-encoders do not scale: measured pair-scoring cost vs a bi-encoder (chapters 2, 13).
+r"""Why cross-encoders do not scale: measured pair-scoring cost vs a bi-encoder (chapter 2; its timer serves chapters 13 and 14 too).
 
 To find the most similar pair among :math:`n` sentences, a cross-encoder must run the full
 transformer on every pair: :math:`\binom{n}{2} = n(n-1)/2` forward passes, :math:`O(n^2)`.
