@@ -53,8 +53,8 @@ def time_table(folder: Any = None) -> pd.DataFrame:
     the CPU time as the upper bound the module docstring states.
 
     ``folder``: where the records are (default: the recorded results). ``table.attrs["runs"]``
-    names each column's run (its commit, date, hardware, the record's note, and whether every
-    chapter passed);
+    names each column's run (its commit, date, hardware, the record's note, and how many
+    chapters passed);
     ``table.attrs["note"]`` says how to read it. A chapter missing from a run or not passed in it
     is ``NaN`` there.
     """
@@ -73,7 +73,8 @@ def time_table(folder: Any = None) -> pd.DataFrame:
             + (
                 "every chapter passed"
                 if record.get("complete")
-                else "not recorded: " + "; ".join(record.get("problems", []))
+                else f"{len(passed)} chapter(s) passed, {len(record.get('problems', []))} "
+                "missing or not passed (blank in the table)"
             )
         )
         memory = {c: e.get("peak_memory_gb") for c, e in passed.items()}
