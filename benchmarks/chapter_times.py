@@ -364,6 +364,11 @@ def main(argv: list[str] | None = None) -> int:
     elif args.mode == "merge":
         parts = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.records]
         chapters, profile, gpu = merge_records(parts)
+        if args.profile is not None and get_profile(args.profile).name != profile:
+            raise SystemExit(
+                f"merge: --profile {args.profile} but the records are of the {profile} profile; "
+                "leave --profile out (merge takes the records' own)"
+            )
         source = "benchmarks/chapter_times.py merge of " + ", ".join(
             sorted({str(r.get("source")) for r in parts})
         )

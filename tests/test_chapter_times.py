@@ -253,3 +253,18 @@ def test_tree_git_names_the_tree_whose_chapters_ran(ct, tmp_path):
     assert ct.tree_git(tmp_path) == {"sha": sha, "dirty": False}
     (tmp_path / "f").write_text("y")
     assert ct.tree_git(tmp_path)["dirty"] is True
+
+
+def test_merge_refuses_a_profile_the_records_do_not_have(ct, tmp_path):
+    part = {
+        "profile": "t4",
+        "hardware": None,
+        "source": "run",
+        "chapters": {"01_a": {"seconds": 1.0, "outcome": "passed"}},
+        "provenance": {"git": {"sha": "a"}, "hardware": {"cpu_count": 2}},
+    }
+    path = tmp_path / "part.json"
+    path.write_text(json.dumps(part))
+    with pytest.raises(SystemExit, match="records are of the t4 profile"):
+        ct.main(["merge", str(path), "--profile", "quick", "--out", str(tmp_path / "out.json")])
+    assert not (tmp_path / "out.json").exists()
