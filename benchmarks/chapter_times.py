@@ -386,8 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.mode == "merge":  # the runs' machine and, when they share one, their commit
         record["provenance"]["hardware"] = parts[-1]["provenance"]["hardware"]
         commits = {json.dumps(r["provenance"].get("git"), sort_keys=True) for r in parts}
-        if len(commits) == 1:
-            record["provenance"]["git"] = parts[-1]["provenance"].get("git")
+        # one commit for all, or none: each chapter's own is in its entry ("run")
+        one = parts[-1]["provenance"].get("git") if len(commits) == 1 else None
+        record["provenance"]["git"] = one or {"sha": None, "dirty": None}
         corrections = sorted({c for r in parts for c in r.get("corrections", [])})
         if corrections:  # what was corrected in the parts after their runs, and why
             record["corrections"] = corrections

@@ -67,7 +67,12 @@ def time_table(folder: Any = None) -> pd.DataFrame:
         columns[name] = {c: e["seconds"] / 60 for c, e in passed.items()}
         prov = record.get("provenance", {})
         runs[name] = (
-            f"git {commit_label(prov)}, recorded {str(prov.get('timestamp', '?'))[:10]}, "
+            (
+                f"git {commit_label(prov)}"
+                if (prov.get("git") or {}).get("sha")
+                else "each chapter at the commit its entry names"
+            )
+            + f", recorded {str(prov.get('timestamp', '?'))[:10]}, "
             f"{hardware_text(prov.get('hardware', {}), record.get('hardware'))}; "
             + (f"{record['note']}; " if record.get("note") else "")
             + (

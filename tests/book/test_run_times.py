@@ -58,6 +58,16 @@ def test_minutes_are_the_recorded_seconds_and_a_failed_chapter_is_blank(tmp_path
     assert "0123456789ab" in runs["quick: 2-core CPU (min)"]
 
 
+def test_a_merged_record_of_several_commits_says_so(tmp_path):
+    _write(tmp_path, "chapter_times_cpu_t4", "t4", {"01_a": _passed(60.0)})
+    path = tmp_path / "chapter_times_cpu_t4.json"
+    record = json.loads(path.read_text())
+    record["provenance"]["git"] = {"sha": None, "dirty": None}  # as merge writes it
+    path.write_text(json.dumps(record))
+    runs = time_table(tmp_path).attrs["runs"]
+    assert runs["t4: 2-core CPU (min)"].startswith("each chapter at the commit its entry names")
+
+
 def test_a_gpu_record_replaces_the_bound_and_brings_its_memory(tmp_path):
     _write(tmp_path, "chapter_times_cpu_t4", "t4", {"01_a": _passed(600.0)})
     _write(
