@@ -368,12 +368,15 @@ def read_tsv(path: Path) -> Iterator[dict[str, str]]:
     yield from read_table(path).records()
 
 
-def load_hub_dataset(what: str, dataset_id: str, *args: Any, **kwargs: Any) -> Any:
-    """``datasets.load_dataset(dataset_id, ...)`` with errors that say how to get ``what`` another way.
+def load_hub_dataset(
+    what: str, dataset_id: str, name: str | None = None, *, split: str, streaming: bool = False
+) -> Any:
+    """``datasets.load_dataset(dataset_id, name, split=split, streaming=streaming)`` with errors
+    that say how to get ``what`` another way.
 
     Offline (``HF_HUB_OFFLINE=1``), without ``datasets``, or when the hub fails, the error names
-    ``SBERT_TUTOR_DATA`` as the alternative. ``args`` and ``kwargs`` go to ``load_dataset``
-    unchanged (``name``, ``split=``, ``streaming=``, ...), which checks them itself.
+    ``SBERT_TUTOR_DATA`` as the alternative. The parameters are ``load_dataset``'s that the
+    library uses, named, so a misspelt one is Python's own ``TypeError`` rather than a hub error.
     """
     if hf_offline():
         raise _offline_error(what)
@@ -382,7 +385,9 @@ def load_hub_dataset(what: str, dataset_id: str, *args: Any, **kwargs: Any) -> A
     except ImportError:
         raise _offline_error(what) from None
     try:
-        return load_dataset(dataset_id, *args, **kwargs)
+        names = () if name is None else (name,)
+        extra = {"streaming": True} if streaming else {}
+        return load_dataset(dataset_id, *names, split=split, **extra)  # the call as written before
     except Exception as exc:  # network errors come in many types
         raise _offline_error(f"{what} from the hub ({dataset_id}: {exc})") from exc
 

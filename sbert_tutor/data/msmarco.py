@@ -404,10 +404,10 @@ def _table_qrels(table: Table) -> Qrels:
     return qrels
 
 
-def _load_dataset(*args: Any, **kwargs: Any) -> Any:
+def _load_dataset(dataset_id: str, name: str, split: str, streaming: bool = False) -> Any:
     """``datasets.load_dataset`` with errors that say how to get the data another way."""
-    what = f"{args[0]} ({', '.join(str(a) for a in args[1:])}, split={kwargs.get('split')})"
-    return load_hub_dataset(what, *args, **kwargs)
+    what = f"{dataset_id} ({name}, split={split})"
+    return load_hub_dataset(what, dataset_id, name, split=split, streaming=streaming)
 
 
 def _hub_topics(name: str) -> tuple[dict[str, str], Qrels]:

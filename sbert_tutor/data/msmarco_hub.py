@@ -115,8 +115,8 @@ def _missing(what: str, ids: Sequence[str], total: int) -> DataNotFoundError:
     )
 
 
-def _hub(what: str, *args: Any, **kwargs: Any) -> Any:
-    return load_hub_dataset(what, HUB_ID, *args, **kwargs)
+def _hub(what: str, name: str, split: str, streaming: bool = False) -> Any:
+    return load_hub_dataset(what, HUB_ID, name, split=split, streaming=streaming)
 
 
 def _build_subset_topics(folder: Path) -> None:
