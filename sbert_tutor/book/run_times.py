@@ -42,7 +42,7 @@ def _column(record: Mapping[str, Any]) -> str:
     """A run in a column name: profile and machine (``"quick: 2-core CPU"``, ``"t4: Tesla T4"``)."""
     hardware = record.get("provenance", {}).get("hardware", {})
     gpu = record.get("hardware") or hardware.get("gpu")
-    machine = str(gpu) if gpu else f"{hardware.get('cpu_count', 2)}-core CPU"
+    machine = str(gpu) if gpu else f"{hardware.get('cpu_count', '?')}-core CPU"
     return f"{record['profile']}: {machine} (min)"
 
 
