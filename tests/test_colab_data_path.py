@@ -6,7 +6,7 @@ the files rebuilt from the shipped id lists), and the records must be the same: 
 the same order, the same texts, the same labels and scores. Where the hub copy of a data set
 differs from the published one (SICK-R's split, the STS12-16 subsets) the test checks that the
 difference is the declared one and that the data say so. The NLI training data (chapters 6-10)
-and the SentEval transfer tasks (chapter 3b) differ on purpose between the two paths (the data
+and the SentEval transfer tasks (chapter 11a) differ on purpose between the two paths (the data
 folder holds SNLI dev+test as a stand-in for SNLI+MultiNLI train; the hub copies of the transfer
 tasks are documented in ``HUB_NOTES``): their hub paths are tested in ``test_data_nli.py`` and
 ``test_data_senteval.py``.

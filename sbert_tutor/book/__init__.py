@@ -41,7 +41,6 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 02 cost of cross-encoders              :mod:`.cost_of_cross_encoders`
 03 Siamese pooling and STS             :mod:`.siamese_pooling_sts`
 03a a training loop                    :mod:`.training_loop`
-03b transfer tasks                     :mod:`.transfer_tasks`
 04 retrieval metrics                   :mod:`.retrieval_metrics`
 05 MS MARCO                            :mod:`~.chapters.msmarco`
 06 classification objective            :mod:`.classification_objective`
@@ -50,6 +49,7 @@ chapter (``book/``)                    module (``sbert_tutor.book.chapters.``)
 09 multiple negatives ranking          :mod:`.multiple_negatives_ranking`
 10 SupMPN                              :mod:`.supmpn`
 11 semantic-search guidance            :mod:`.semantic_search_guided`
+11a transfer tasks                     :mod:`.transfer_tasks`
 12 the distance dilemma                :mod:`.distance_dilemma`
 12a training a retriever               :mod:`.training_a_retriever`
 13 computational efficiency            :mod:`.computational_efficiency`

@@ -12,7 +12,6 @@ constant                                     source                             
 :data:`TANEJA_COST_CLAIM`                    Taneja et al. (2023), section I          2
 :data:`SBERT_TABLE1`                         SBERT paper, Table 1                     3
 :data:`SBERT_TABLE6_POOLING`                 SBERT paper, Table 6                     3
-:data:`SBERT_TABLE5`, :data:`SUPMPN_TABLE3`  SBERT paper, Table 5; SupMPN, Table 3    3b
 :data:`MSMARCO_PUBLISHED`                    SBERT.net documentation                  5
 :data:`SBERT_TABLE6_CONCAT`                  SBERT paper, Table 6                     6
 :data:`SBERT_TABLE2_STSB`                    SBERT paper, Table 2                     7
@@ -23,6 +22,7 @@ constant                                     source                             
 :data:`TANEJA_TABLE2`, :data:`TANEJA_SETUP`  Taneja et al. (2023), Table 2, sec. IV   9
 :data:`SUPMPN_TABLE2`, :data:`SUPMPN_SETUP`  Dehghan & Amasyali (2022), Table 2, 5    10
 :data:`OH_TABLE1`, :data:`OH_SETUP`          Oh, Kim & Lim, Table 1, section 3        11
+:data:`SBERT_TABLE5`, :data:`SUPMPN_TABLE3`  SBERT paper, Table 5; SupMPN, Table 3    11a
 :data:`DISTANCE_DILEMMA`                     Rygaard et al., sections 2-4 (setup and  4, 12
                                              the numbers stated)
 :data:`SBERT_TABLE7`                         SBERT paper, Table 7                     13
@@ -195,7 +195,7 @@ SBERT_TABLE6_POOLING: dict[str, tuple[float, float]] = {
 SBERT_TABLE6_SOURCE = SBERT.at("Table 6")
 
 
-# ------------------------------------------------------------------ chapter 3b: transfer tasks
+# ------------------------------------------------------------------ chapter 11a: transfer tasks
 #: SBERT paper Table 5: accuracy x100 on the SentEval tasks MR, CR, SUBJ, MPQA, SST2, TREC, MRPC
 #: and the paper's average (as reproduced in the study notes, section 5).
 SBERT_TABLE5: dict[str, tuple[float, ...]] = {

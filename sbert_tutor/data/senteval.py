@@ -1,4 +1,4 @@
-r"""SentEval's seven transfer tasks: MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC (book chapter 3b).
+r"""SentEval's seven transfer tasks: MR, CR, SUBJ, MPQA, SST-2, TREC, MRPC (book chapter 11a).
 
 Each task is sentences (MRPC: sentence pairs) with a class label; the transfer evaluation
 (:mod:`sbert_tutor.evaluation.transfer`) trains a logistic regression on frozen embeddings.

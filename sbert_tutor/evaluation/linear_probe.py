@@ -1,4 +1,4 @@
-r"""SentEval's logistic-regression probe, many models trained at once (book chapter 3b).
+r"""SentEval's logistic-regression probe, many models trained at once (book chapter 11a).
 
 SentEval (Conneau & Kiela 2018) trains its transfer classifier as a PyTorch ``nn.Linear`` layer,
 logits :math:`z = W u + b` with :math:`W \in \mathbb{R}^{K \times d}`, on the mean cross-entropy

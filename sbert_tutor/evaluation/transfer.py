@@ -1,4 +1,4 @@
-r"""Transfer evaluation: are sentence embeddings useful *features*? (book chapter 3b)
+r"""Transfer evaluation: are sentence embeddings useful *features*? (book chapter 11a)
 
 SentEval's protocol as the SBERT paper used it (Reimers & Gurevych 2019, Table 5; Conneau & Kiela
 2018): the encoder is frozen, each sentence becomes :math:`u \in \mathbb{R}^d`, and a logistic

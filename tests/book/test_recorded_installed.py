@@ -1,6 +1,6 @@
 """The recorded runs the chapters read ship with the package: read from an installed wheel.
 
-Chapters 3b and 13 (and the appendix's time table) read ``sbert_tutor/book/results/*.json``. On Colab the
+Chapters 11a and 13 (and the appendix's time table) read ``sbert_tutor/book/results/*.json``. On Colab the
 library is pip-installed, with no source checkout beside it, so those files must be package
 data. This builds the wheel, installs it into a folder of its own (no dependencies: the test's
 environment has them), and reads records from there in a fresh interpreter.
@@ -21,8 +21,8 @@ from sbert_tutor.book import recorded
 REPO = Path(__file__).resolve().parents[2]
 #: What the chapters read: the files must be in the package and in the wheel.
 READ_BY_CHAPTERS = (
-    "transfer_minilm_cpu",  # chapter 3b
-    "transfer_minilm_senteval_reference",  # chapter 3b
+    "transfer_minilm_cpu",  # chapter 11a
+    "transfer_minilm_senteval_reference",  # chapter 11a
     "encode_cpu_2threads",  # chapter 13
 )
 

@@ -1,4 +1,4 @@
-"""Chapter 3b's book layer: the published tables' transcription, recorded-run tables, sizes and the
+"""Chapter 11a's book layer: the published tables' transcription, recorded-run tables, sizes and the
 pooling/normalisation experiment's mechanics."""
 
 from __future__ import annotations

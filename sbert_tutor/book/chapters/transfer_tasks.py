@@ -1,4 +1,4 @@
-"""Chapter 3b, transfer tasks: the published rows beside our recorded runs, and the chapter's own
+"""Chapter 11a, transfer tasks: the published rows beside our recorded runs, and the chapter's own
 experiment (pooling and normalisation vs transfer accuracy).
 
 The published numbers themselves (SBERT Table 5, SupMPN's Table 3) live with every other published
@@ -44,7 +44,7 @@ __all__ = [
 
 @dataclass(frozen=True, kw_only=True)
 class TransferSizes(ChapterSizes):
-    """Chapter 3b (transfer tasks): what the chapter computes when it runs.
+    """Chapter 11a (transfer tasks): what the chapter computes when it runs.
 
     Attributes:
         experiment_tasks: the tasks of the pooling/normalisation experiment.
@@ -66,7 +66,7 @@ class TransferSizes(ChapterSizes):
 
 #: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
 SIZES: dict[str, TransferSizes] = register_sizes(
-    "03b_transfer_tasks",
+    "11a_transfer_tasks",
     {
         "quick": TransferSizes(
             experiment_tasks=("mr", "subj", "trec", "mrpc"),
