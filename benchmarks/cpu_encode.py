@@ -16,9 +16,17 @@ Paths:
   int8 is calibrated on 300 training sentences shaped like the timed set (3/4 distinct STSb
   *train* sentences, 1/4 MS MARCO passages that are not among the timed ones; never STSb test);
 * ``sentence-transformers torch fp32`` / ``torch bf16`` (the model cast with ``.bfloat16()``, as
-  its efficiency documentation does) and its ``onnx``, ``onnx int8`` and ``openvino`` backends
-  when they can be loaded here (they need ``optimum``; a backend that cannot is recorded as
-  unavailable with the reason).
+  its efficiency documentation does) and its ``onnx``, ``onnx int8``, ``openvino`` and
+  ``openvino int8`` backends when they can be loaded (they need ``optimum``; a backend that cannot
+  is recorded as unavailable with the reason). Its int8 paths are made as its efficiency
+  documentation makes them, in a copy of the model folder: ``export_dynamic_quantized_onnx_model``
+  for this CPU's instruction set (``avx512_vnni``, ``avx512`` or ``avx2``), and
+  ``export_static_quantized_openvino_model`` (NNCF post-training quantisation through
+  optimum-intel) calibrated on the same 300 sentences as this library's int8, so that int8 is
+  timed beside int8 in the same runtime. ``optimum`` pins an older ``transformers`` than this
+  library's default environment, so a run with these backends is made in an environment of its
+  own: ``pip install "sentence-transformers[onnx,openvino]" datasets -e ".[openvino,offline]"``
+  (the record lists the versions of both libraries' packages).
 
 Sentences: ``--n`` (default 2,000) of the ``mixed`` set of ``benchmarks/encode.py``: three
 quarters distinct STSb sentences, one quarter MS MARCO passages, shuffled with seed 0.
@@ -26,6 +34,10 @@ quarters distinct STSb sentences, one quarter MS MARCO passages, shuffled with s
 Example::
 
     SBERT_TUTOR_DATA=/path/to/data HF_HUB_OFFLINE=1 python benchmarks/cpu_encode.py --json auto
+
+``--json auto`` names the record by thread count and by whether the CPU has native bf16
+(``cpu_encode_2threads.json``, ``cpu_encode_2threads_no_bf16.json``): the two kinds of CPU run
+different ``"auto"`` paths, and a run on one does not replace the other's record.
 """
 
 from __future__ import annotations
@@ -34,6 +46,7 @@ import argparse
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +59,8 @@ from encode import MODEL, RESULTS, msmarco_passages, sentence_set
 #: sentence-transformers' fastest backend, and the STSb Spearman points any path may lose.
 BAR = {"auto_vs_fp32": 2.0, "fastest_vs_sentence_transformers": 1.5, "sts_points": 0.5}
 OURS_FP32 = "sbert_tutor fp32"
+#: The packages the backends run on, recorded beside the provenance's default ones.
+BACKEND_PACKAGES = ("optimum", "optimum-intel", "optimum-onnx", "onnxruntime", "openvino", "nncf")
 
 
 def calibration_set(skip_passages: int, n: int = 300, seed: int = 0) -> tuple[list[str], list[str]]:
@@ -91,26 +106,111 @@ def ours_paths(
     return paths, {"model": encoder.describe(), "native_bf16": cpu_has_native_bf16()}
 
 
-def reference_paths(batch_size: int) -> tuple[dict[str, Callable], dict[str, str]]:
-    """sentence-transformers' backends that load here, and why the others did not."""
+#: ``export_dynamic_quantized_onnx_model``'s configurations, best first, with the CPU flag each
+#: needs (``/proc/cpuinfo``).
+ONNX_INT8_CONFIGS = (("avx512_vnni", "avx512_vnni"), ("avx512", "avx512f"), ("avx2", "avx2"))
+
+
+def onnx_int8_config() -> str:
+    """The best of sentence-transformers' dynamic ONNX int8 configurations this CPU runs."""
+    from sbert_tutor.runtime.precision import cpu_flags
+
+    flags = cpu_flags()
+    for config, flag in ONNX_INT8_CONFIGS:
+        if flag in flags:
+            return config
+    raise SystemExit(
+        "cpu_encode.py: this CPU has none of "
+        f"{', '.join(flag for _, flag in ONNX_INT8_CONFIGS)} (read from /proc/cpuinfo): "
+        "sentence-transformers' ONNX int8 has no configuration for it; run on an x86-64 CPU"
+    )
+
+
+def st_int8_models(path: str, workdir: Path, calibration: list[str]) -> dict[str, str]:
+    """sentence-transformers' int8 models of the model at ``path``, made in a copy of it under
+    ``workdir`` as its efficiency documentation makes them: the ONNX model dynamically quantised
+    for this CPU, and the OpenVINO model statically quantised (NNCF through optimum-intel)
+    calibrated on ``calibration`` (written as a local JSON-lines dataset, since its calibration
+    loader takes a dataset name). Returns backend -> model file, relative to the copy."""
+    import json
+    import shutil
+
+    from sentence_transformers import (
+        SentenceTransformer,
+        export_dynamic_quantized_onnx_model,
+        export_static_quantized_openvino_model,
+    )
+
+    copy = workdir / "model"
+    shutil.copytree(path, copy)
+    files: dict[str, str] = {}
+    onnx = SentenceTransformer(str(copy), backend="onnx")
+    config = onnx_int8_config()
+    before = set((copy / "onnx").glob("*.onnx"))
+    export_dynamic_quantized_onnx_model(onnx, config, str(copy))
+    (made,) = set((copy / "onnx").glob("*.onnx")) - before
+    files["onnx"] = str(made.relative_to(copy))
+
+    from optimum.intel import OVQuantizationConfig
+
+    data = workdir / "calibration"
+    data.mkdir()
+    with open(data / "train.jsonl", "w", encoding="utf-8") as f:
+        for sentence in calibration:
+            f.write(json.dumps({"text": sentence}) + "\n")
+    openvino = SentenceTransformer(str(copy), backend="openvino")
+    export_static_quantized_openvino_model(
+        openvino,
+        OVQuantizationConfig(num_samples=len(calibration)),
+        str(copy),
+        dataset_name=str(data),
+        dataset_config_name="default",
+        dataset_split="train",
+        column_name="text",
+    )
+    files["openvino"] = "openvino/openvino_model_qint8_quantized.xml"
+    return files
+
+
+def reference_paths(
+    batch_size: int, calibration: list[str], workdir: Path
+) -> tuple[dict[str, Callable], dict[str, str]]:
+    """sentence-transformers' backends that load here, and why the others did not. Its int8
+    models are made under ``workdir`` (:func:`st_int8_models`) when its backends load."""
     import torch
     from sentence_transformers import SentenceTransformer
 
     from sbert_tutor.encoders.resolve import resolve_model
 
     path = str(resolve_model(MODEL).path)
+    int8: dict[str, str] = {}
+    int8_error: str | None = None
+    try:
+        int8 = st_int8_models(path, workdir, calibration)
+    except Exception as exc:  # noqa: BLE001 - any failure is recorded as the reason
+        int8_error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+
+    def quantized(backend: str) -> Callable[[], Any]:
+        def load() -> Any:
+            if int8_error is not None:
+                raise RuntimeError(int8_error)
+            return SentenceTransformer(
+                str(workdir / "model"),
+                backend=backend,
+                model_kwargs={"file_name": int8[backend]},
+            )
+
+        return load
+
     loaders: dict[str, Callable[[], Any]] = {
         "sentence-transformers torch fp32": lambda: SentenceTransformer(path, device="cpu"),
         "sentence-transformers torch bf16": lambda: SentenceTransformer(path, device="cpu").to(
             torch.bfloat16
         ),
         "sentence-transformers onnx": lambda: SentenceTransformer(path, backend="onnx"),
-        "sentence-transformers onnx int8": lambda: SentenceTransformer(
-            path,
-            backend="onnx",
-            model_kwargs={"file_name": "onnx/model_qint8_avx512_vnni.onnx"},
-        ),
+        "sentence-transformers onnx int8": quantized("onnx"),
         "sentence-transformers openvino": lambda: SentenceTransformer(path, backend="openvino"),
+        "sentence-transformers openvino int8": quantized("openvino"),
     }
     paths: dict[str, Callable] = {}
     unavailable: dict[str, str] = {}
@@ -158,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     calibration, calibration_files = calibration_set(skip_passages=args.n // 4)
     files = sorted(set(files) | set(calibration_files))
     ours, settings = ours_paths(args.batch_size, args.threads, calibration)
-    theirs, unavailable = reference_paths(args.batch_size)
+    workdir = Path(tempfile.mkdtemp(prefix="cpu_encode_"))
+    theirs, unavailable = reference_paths(args.batch_size, calibration, workdir)
     paths = {**ours, **theirs}
     for name, reason in unavailable.items():
         print(f"unavailable: {name}: {reason}", file=sys.stderr)
@@ -240,8 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         import openvino
 
+        kind = "" if settings["native_bf16"] else "_no_bf16"
         out = (
-            RESULTS / f"cpu_encode_{args.threads}threads.json"
+            RESULTS / f"cpu_encode_{args.threads}threads{kind}.json"
             if args.json == "auto"
             else Path(args.json)
         )
@@ -263,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
                 "provenance": provenance(
                     data_files=files,
                     model=settings["model"],
+                    packages=BACKEND_PACKAGES,
                     extra={
                         "command": sys.argv,
                         "native_bf16": settings["native_bf16"],

@@ -73,10 +73,11 @@ def _git_info(start: str | Path | None = None) -> dict[str, Any]:
         return {"sha": "unknown (not a git checkout)", "dirty": None}
 
 
-def package_versions() -> dict[str, str]:
-    """Installed versions of the packages that shape the numbers."""
+def package_versions(more: Iterable[str] = ()) -> dict[str, str]:
+    """Installed versions of the packages that shape the numbers, and of ``more`` (a result's
+    own, e.g. a runtime it times); a package that is not installed is left out."""
     versions = {"python": platform.python_version()}
-    for name in _PACKAGES:
+    for name in dict.fromkeys((*_PACKAGES, *more)):
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -149,6 +150,7 @@ def provenance(
     data_files: Iterable[str | Path] = (),
     model: dict[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
+    packages: Iterable[str] = (),
 ) -> dict[str, Any]:
     """A JSON-ready record of how a result was made.
 
@@ -161,6 +163,8 @@ def provenance(
         model: the encoder's settings (``SentenceEncoder.describe()``).
         extra: anything else worth keeping (command line, seeds, sizes), as a mapping, e.g.
             ``extra={"command": sys.argv}``; its entries are stored next to the others.
+        packages: packages to record beside the default ones (``"packages"``), e.g. the
+            runtimes a benchmark times.
 
     Raises:
         ValueError: a key of ``extra`` would replace one of the record's own entries.
@@ -170,7 +174,7 @@ def provenance(
     files = {data_label(f): Path(f) for f in data_files}
     record = {
         "git": _git_info(),
-        "packages": package_versions(),
+        "packages": package_versions(packages),
         "hardware": hardware(),
         "profile": profile,
         "data_files": {label: sha256_file(files[label]) for label in sorted(files)},

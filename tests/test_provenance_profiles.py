@@ -32,6 +32,16 @@ def test_provenance_takes_extra_entries_only_as_a_mapping():
     assert provenance(profile="quick", extra={"command": ["x"]})["command"] == ["x"]
 
 
+def test_provenance_records_the_packages_asked_for_beside_its_own():
+    from importlib.metadata import version
+
+    record = provenance(packages=("pytest", "no-such-package-sbert-tutor", "numpy"))
+    assert record["packages"]["pytest"] == version("pytest")
+    assert record["packages"]["numpy"] == version("numpy")  # a default one, once
+    assert "no-such-package-sbert-tutor" not in record["packages"]
+    assert "pytest" not in provenance()["packages"]
+
+
 def test_data_files_are_named_relative_to_their_folder(tmp_path, monkeypatch):
     data, cache, own = tmp_path / "data", tmp_path / "cache", tmp_path / "mine.tsv"
     (data / "stsb").mkdir(parents=True)

@@ -35,6 +35,7 @@ import torch
 __all__ = [
     "autocast_dtype",
     "compute_context",
+    "cpu_flags",
     "cpu_has_native_bf16",
     "inference_context",
     "resolve_compute_dtype",
