@@ -16,7 +16,8 @@ Paths:
   int8 is calibrated on 300 training sentences shaped like the timed set (3/4 distinct STSb
   *train* sentences, 1/4 MS MARCO passages that are not among the timed ones; never STSb test);
 * ``sentence-transformers torch fp32`` / ``torch bf16`` (the model cast with ``.bfloat16()``, as
-  its efficiency documentation does) and its ``onnx``, ``onnx int8``, ``openvino`` and
+  its efficiency documentation does; on a CPU without native bf16 it is not timed, and the record
+  says why: PyTorch would emulate it) and its ``onnx``, ``onnx int8``, ``openvino`` and
   ``openvino int8`` backends when they can be loaded (they need ``optimum``; a backend that cannot
   is recorded as unavailable with the reason). Its int8 paths are made as its efficiency
   documentation makes them, in a copy of the model folder: ``export_dynamic_quantized_onnx_model``
@@ -181,6 +182,7 @@ def reference_paths(
     from sentence_transformers import SentenceTransformer
 
     from sbert_tutor.encoders.resolve import resolve_model
+    from sbert_tutor.runtime.precision import cpu_has_native_bf16
 
     path = str(resolve_model(MODEL).path)
     int8: dict[str, str] = {}
@@ -214,6 +216,12 @@ def reference_paths(
     }
     paths: dict[str, Callable] = {}
     unavailable: dict[str, str] = {}
+    if not cpu_has_native_bf16():
+        del loaders["sentence-transformers torch bf16"]
+        unavailable["sentence-transformers torch bf16"] = (
+            "not timed: this CPU has no native bf16 (none of avx512_bf16, amx_bf16, Arm bf16), "
+            "so PyTorch emulates bf16 through fp32, several times slower than fp32 itself"
+        )
     for name, load in loaders.items():
         try:
             model = load()
