@@ -218,16 +218,15 @@ def test_padding_savings_are_larger_for_mixed_lengths(tiny_bert):
     assert table.loc["mixed", "attention saved (x)"] > table.loc["mixed", "positions saved (x)"]
 
 
-def test_the_recorded_cpu_paths_agree_with_their_own_rows():
-    """The recorded ``benchmarks/cpu_encode.py`` run the chapter shows: every ratio and every
+@pytest.mark.parametrize("which", ["CPU_PATHS_RECORD", "CPU_BACKENDS_RECORD"])
+def test_the_recorded_cpu_paths_agree_with_their_own_rows(which):
+    """The recorded ``benchmarks/cpu_encode.py`` runs the chapter shows: every ratio and every
     criterion recomputed from the rows' sentences/s and STSb scores, fastest path first."""
-    from sbert_tutor.book.chapters.computational_efficiency import (
-        CPU_PATHS_RECORD,
-        cpu_paths_summary,
-    )
+    from sbert_tutor.book.chapters import computational_efficiency
+    from sbert_tutor.book.chapters.computational_efficiency import cpu_paths_summary
     from sbert_tutor.book.recorded import recorded_results
 
-    record = recorded_results(CPU_PATHS_RECORD)
+    record = recorded_results(getattr(computational_efficiency, which))
     table, how = cpu_paths_summary(record)
     rate = table["sentences_per_s"]
     assert list(rate) == sorted(rate, reverse=True)
@@ -254,3 +253,36 @@ def test_the_recorded_cpu_paths_agree_with_their_own_rows():
     assert lost["value"] == pytest.approx(spearman["sbert_tutor fp32"] - spearman[fastest])
     assert lost["met"] == (lost["value"] <= lost["bar"])
     assert how["threads"] == 2 and "cpu_encode.py" in how["command"]
+
+
+def test_like_with_like_pairs_the_same_runtime_and_precision_of_both_libraries():
+    """The backends run: every sentence-transformers backend loaded (its int8 models included),
+    each pair's ratio is the two rows' sentences/s divided, and a record without a pair's path is
+    refused with the reason it recorded."""
+    from sbert_tutor.book.chapters.computational_efficiency import (
+        CPU_BACKENDS_RECORD,
+        CPU_PATHS_RECORD,
+        LIKE_WITH_LIKE,
+        like_with_like,
+    )
+    from sbert_tutor.book.recorded import recorded_results
+
+    record = recorded_results(CPU_BACKENDS_RECORD)
+    # every backend loaded; only torch bf16 is left out, and only where the CPU would emulate it
+    assert set(record["unavailable"]) <= {"sentence-transformers torch bf16"}
+    assert record["provenance"]["native_bf16"] or "emulates bf16" in "".join(
+        record["unavailable"].values()
+    )
+    assert record["provenance"]["packages"]["optimum-intel"]
+    rows = {r["path"]: r for r in record["results"]}
+    pairs = like_with_like(record)
+    assert list(pairs.index) == [what for what, _, _ in LIKE_WITH_LIKE]
+    for what, ours, theirs in LIKE_WITH_LIKE:
+        assert pairs.loc[what, "ours / theirs"] == pytest.approx(
+            rows[ours]["sentences_per_s"] / rows[theirs]["sentences_per_s"], rel=1e-12
+        )
+        assert pairs.loc[what, "sentence-transformers STSb change"] == pytest.approx(
+            rows[theirs]["stsb_test_spearman"] - rows["sbert_tutor fp32"]["stsb_test_spearman"]
+        )
+    with pytest.raises(ValueError, match=r"sentence-transformers openvino \(Exception: Using"):
+        like_with_like(recorded_results(CPU_PATHS_RECORD))

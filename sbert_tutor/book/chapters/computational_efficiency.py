@@ -58,8 +58,11 @@ from sbert_tutor.runtime.batching import bucket_width
 from sbert_tutor.search.exact import semantic_search
 
 __all__ = [
+    "CPU_BACKENDS_COMMAND",
+    "CPU_BACKENDS_RECORD",
     "CPU_PATHS_COMMAND",
     "CPU_PATHS_RECORD",
+    "LIKE_WITH_LIKE",
     "EfficiencySizes",
     "EncodeFn",
     "GPURunReport",
@@ -73,6 +76,7 @@ __all__ = [
     "gpu_run_report",
     "interleaved_times",
     "length_cost_summary",
+    "like_with_like",
     "mixed_length_sentences",
     "padded_work",
     "padding_savings",
@@ -718,6 +722,58 @@ CPU_PATHS_RECORD = "cpu_encode_2threads"
 CPU_PATHS_COMMAND = (
     "SBERT_TUTOR_DATA=<data> HF_HUB_OFFLINE=1 python benchmarks/cpu_encode.py --json auto"
 )
+#: The recorded run of ``benchmarks/cpu_encode.py`` made with sentence-transformers' ONNX and
+#: OpenVINO backends installed (in an environment of their own, see the script), so that its int8
+#: models are timed beside this library's: the chapter's like-with-like comparison.
+CPU_BACKENDS_RECORD = "cpu_encode_2threads_no_bf16"
+CPU_BACKENDS_COMMAND = (
+    'pip install "sentence-transformers[onnx,openvino]" datasets -e ".[openvino,offline]" && '
+    + CPU_PATHS_COMMAND
+)
+#: The paths timed in both libraries with the same runtime and precision: (what, this library's
+#: path, sentence-transformers' path). OpenVINO "auto" and sentence-transformers' OpenVINO backend
+#: both run the CPU's default inference precision (bf16 where the CPU has it natively, else fp32).
+LIKE_WITH_LIKE = (
+    ("OpenVINO int8", "sbert_tutor OpenVINO int8", "sentence-transformers openvino int8"),
+    ("OpenVINO, default precision", "sbert_tutor OpenVINO auto", "sentence-transformers openvino"),
+    ("PyTorch fp32", "sbert_tutor fp32", "sentence-transformers torch fp32"),
+)
+
+
+def like_with_like(record: Mapping[str, Any]) -> pd.DataFrame:
+    """A recorded ``benchmarks/cpu_encode.py`` run read pair by pair (:data:`LIKE_WITH_LIKE`):
+    each library's sentences/s in the same runtime and precision, their ratio (this library's
+    over sentence-transformers'), and each one's STSb Spearman x100 change from this library's
+    fp32 encode.
+
+    Raises:
+        ValueError: a path of a pair is not in the record (its reason, when the record says why it
+            did not load, is in the message).
+    """
+    rows = {r["path"]: r for r in record["results"]}
+    missing = [path for _, *pair in LIKE_WITH_LIKE for path in pair if path not in rows]
+    if missing:
+        reasons = record.get("unavailable", {})
+        raise ValueError(
+            "like_with_like: the record lacks "
+            + "; ".join(f"{p} ({reasons.get(p, 'not timed')})" for p in missing)
+            + ": record a run with sentence-transformers' backends installed: "
+            + CPU_BACKENDS_COMMAND
+        )
+    table = pd.DataFrame(
+        [
+            {
+                "runtime and precision": what,
+                "sbert_tutor sentences/s": rows[ours]["sentences_per_s"],
+                "sentence-transformers sentences/s": rows[theirs]["sentences_per_s"],
+                "ours / theirs": rows[ours]["sentences_per_s"] / rows[theirs]["sentences_per_s"],
+                "sbert_tutor STSb change": rows[ours]["stsb_points_vs_fp32"],
+                "sentence-transformers STSb change": rows[theirs]["stsb_points_vs_fp32"],
+            }
+            for what, ours, theirs in LIKE_WITH_LIKE
+        ]
+    )
+    return table.set_index("runtime and precision")
 
 
 def cpu_paths_summary(record: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.Series]:
