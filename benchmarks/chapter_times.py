@@ -296,9 +296,11 @@ def _out_path(out: str, profile: str, gpu: str | None) -> Path:
 
 
 def _machine(record: dict[str, Any]) -> dict[str, Any]:
-    """What identifies the machine of a run: its CPU model, cores and threads (and GPU)."""
+    """What identifies the machine of a run: its CPU model, instruction sets, cores and threads
+    (and GPU): two CPUs sold under one model name ("AMD EPYC") may differ in what they multiply
+    natively, and so in speed."""
     hardware = record.get("provenance", {}).get("hardware", {})
-    keys = ("cpu_model", "cpu_count", "torch_threads", "device", "gpu")
+    keys = ("cpu_model", "cpu_isa", "cpu_count", "torch_threads", "device", "gpu")
     return {k: hardware.get(k) for k in keys}
 
 

@@ -215,6 +215,12 @@ def test_merge_keeps_each_chapters_own_run_and_refuses_mixed_profiles(ct):
     other["provenance"]["hardware"] = {"cpu_model": "another CPU", "cpu_count": 2}
     with pytest.raises(SystemExit, match="different machines"):
         ct.merge_records([record("t4", "10_a", "a"), other])
+    # one model name, different instruction sets: two machines too
+    one, two = record("t4", "10_a", "a"), record("t4", "11_b", "b")
+    one["provenance"]["hardware"] = {"cpu_model": "AMD EPYC", "cpu_isa": ["avx2", "avx512_bf16"]}
+    two["provenance"]["hardware"] = {"cpu_model": "AMD EPYC", "cpu_isa": ["avx2"]}
+    with pytest.raises(SystemExit, match="different machines"):
+        ct.merge_records([one, two])
 
 
 def test_a_stand_in_is_served_beside_the_models_already_there(ct, tmp_path, monkeypatch):

@@ -85,5 +85,30 @@ def test_the_books_record_has_every_chapter_of_the_quick_profile():
 
     book = Path(__file__).resolve().parents[2] / "book"
     table = time_table()
-    column = "quick: 2-core CPU (min)"
+    (column,) = [c for c in table.columns if c.startswith("quick: 2-core CPU")]
     assert set(table[column].dropna().index) == {p.stem for p in book.glob("*.ipynb")}
+
+
+def test_cpus_are_told_apart_by_instruction_set_and_a_clash_is_refused(tmp_path):
+    _write(tmp_path, "chapter_times_cpu_t4", "t4", {"01_a": _passed(600.0), "02_b": _passed(60.0)})
+    _write(tmp_path, "chapter_times_cpu_t4_avx2", "t4", {"01_a": _passed(300.0)})
+    for name, flags in [
+        ("chapter_times_cpu_t4", ["avx2", "avx512_bf16", "avx512f"]),
+        ("chapter_times_cpu_t4_avx2", ["avx2", "fma"]),
+    ]:
+        path = tmp_path / f"{name}.json"
+        record = json.loads(path.read_text())
+        record["provenance"]["hardware"]["cpu_isa"] = flags
+        path.write_text(json.dumps(record))
+    table = time_table(tmp_path)
+    assert table.loc["01_a", "t4: 2-core CPU with AVX-512 BF16 (min)"] == pytest.approx(10.0)
+    assert table.loc["01_a", "t4: 2-core CPU with AVX2 (min)"] == pytest.approx(5.0)
+    assert math.isnan(table.loc["02_b", "t4: 2-core CPU with AVX2 (min)"])
+    # the bound: each chapter's least CPU time, from whichever run holds it
+    bound = table["t4: a GPU machine (min), at most"]
+    assert bound["01_a"] == pytest.approx(5.0) and bound["02_b"] == pytest.approx(1.0)
+    # two records of one profile on the same kind of CPU would be one column: refused
+    _write(tmp_path, "chapter_times_cpu_t4_again", "t4", {"01_a": _passed(1.0)})
+    _write(tmp_path, "chapter_times_cpu_t4_more", "t4", {"01_a": _passed(2.0)})
+    with pytest.raises(ValueError, match=r"both 't4: 2-core CPU \(min\)'.*merge them"):
+        time_table(tmp_path)
