@@ -214,7 +214,13 @@ def test_run_dilemma_on_a_tiny_bert(tiny_folder):
     assert row.set_index("k")["value"].to_dict() == pytest.approx(
         {1: ref["mrr@1"], 2: ref["mrr@2"]}
     )
-    assert set(run.per_query) == set(grid.index)
+    assert set(run.per_query) == set(grid.index) == set(run.runs)
+    # the kept run is the ranking the table was computed from (the same distances)
+    kept = run.runs["Triplet / euclidean"]["t1"]
+    assert sorted(kept, key=kept.get, reverse=True)[:2] == [docs[i] for i in np.argsort(dist)[:2]]
+    assert evaluate_run(run.runs["Triplet / euclidean"], data.test.qrels, ks=(1, 2)) == (
+        pytest.approx(ref)
+    )
     boot = distance_dilemma.bootstrap_vs_start(run, "mrr@2", n_resamples=50)
     assert set(boot.index) == set(distance_dilemma.SETUPS)
     mrr2 = run.table[(run.table["measure"] == "mrr") & (run.table["k"] == 2)].set_index("setup")

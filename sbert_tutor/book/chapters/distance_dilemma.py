@@ -72,7 +72,7 @@ from sbert_tutor.data.table import DataTable
 from sbert_tutor.encoders.protocol import Encoder, encode_unique
 from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 from sbert_tutor.evaluation.retrieval import RetrievalResult, encode_corpus, evaluate_retrieval
-from sbert_tutor.metrics import evaluate_run_per_query
+from sbert_tutor.metrics import Run, evaluate_run_per_query
 from sbert_tutor.results import Result
 from sbert_tutor.training import TrainingConfig, TrainingRecord
 from sbert_tutor.training.recipe import fit
@@ -509,12 +509,14 @@ class DilemmaRun(Result):
         table: one row per (setup, measure, k): ``setup``, ``architecture``, ``distance``,
             ``measure``, ``k``, ``value``.
         per_query: setup -> one row per test query, one column a ``measure@k``.
+        runs: setup -> its ranked run (query -> passage -> score), as evaluated.
         records, logs: each training run's loss curve and log (with its provenance).
         encoders: the start model and the trained encoders (when kept).
         seconds: training time of each setup.
     """
 
     per_query: dict[str, pd.DataFrame]
+    runs: dict[str, Run]
     records: dict[str, TrainingRecord]
     logs: dict[str, dict[str, Any]]
     encoders: dict[str, SentenceEncoder]
@@ -539,9 +541,10 @@ def run_dilemma(
     """
     setups = SETUPS if setups is None else setups
     rows: list[dict[str, Any]] = []
-    records, logs, encoders, seconds, per_query = {}, {}, {}, {}, {}
+    records, logs, encoders, seconds, per_query, runs = {}, {}, {}, {}, {}, {}
 
     def add(name: str, arch: str, distance: str, result: RetrievalResult) -> None:
+        runs[name] = result.run
         per_query[name] = pd.DataFrame.from_dict(
             evaluate_run_per_query(result.run, test.qrels, ks, test.relevance_threshold),
             orient="index",
@@ -584,6 +587,7 @@ def run_dilemma(
         table=pd.DataFrame(rows),
         note=f"fractions in [0, 1]; {len(test.queries)} test queries",
         per_query=per_query,
+        runs=runs,
         records=records,
         logs=logs,
         encoders=encoders,
