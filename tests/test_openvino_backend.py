@@ -42,7 +42,12 @@ def test_bf16_is_close_to_fp32_but_not_equal(minilm, openvino_fp32):
     fp32 = openvino_fp32.encode(SENTENCES)
     bf16 = to_openvino(minilm, "bf16", threads=1).encode(SENTENCES)
     gap = np.abs(bf16 - fp32).max()
-    assert 1e-6 < gap < 1e-2
+    from sbert_tutor.runtime.precision import cpu_has_native_bf16
+
+    if cpu_has_native_bf16():
+        assert 1e-6 < gap < 1e-2
+    else:  # OpenVINO runs a bf16 hint in fp32 on a CPU without native bf16 (AVX2 only)
+        assert gap < 1e-5
     cos = (bf16 * fp32).sum(1)  # both normalised by the model
     assert cos.min() > 0.999
 
