@@ -21,7 +21,7 @@ Paths:
   ``openvino int8`` backends when they can be loaded (they need ``optimum``; a backend that cannot
   is recorded as unavailable with the reason). Its int8 paths are made as its efficiency
   documentation makes them, in a copy of the model folder: ``export_dynamic_quantized_onnx_model``
-  for this CPU's instruction set (``avx512_vnni``, ``avx512`` or ``avx2``), and
+  for the CPU's instruction set (``avx512_vnni``, ``avx512`` or ``avx2``), and
   ``export_static_quantized_openvino_model`` (NNCF post-training quantisation through
   optimum-intel) calibrated on the same 300 sentences as this library's int8, so that int8 is
   timed beside int8 in the same runtime. ``optimum`` pins an older ``transformers`` than this
@@ -113,7 +113,7 @@ ONNX_INT8_CONFIGS = (("avx512_vnni", "avx512_vnni"), ("avx512", "avx512f"), ("av
 
 
 def onnx_int8_config() -> str:
-    """The best of sentence-transformers' dynamic ONNX int8 configurations this CPU runs."""
+    """The best of sentence-transformers' dynamic ONNX int8 configurations the CPU runs."""
     from sbert_tutor.runtime.precision import cpu_flags
 
     flags = cpu_flags()
@@ -121,7 +121,7 @@ def onnx_int8_config() -> str:
         if flag in flags:
             return config
     raise SystemExit(
-        "cpu_encode.py: this CPU has none of "
+        "cpu_encode.py: the CPU has none of "
         f"{', '.join(flag for _, flag in ONNX_INT8_CONFIGS)} (read from /proc/cpuinfo): "
         "sentence-transformers' ONNX int8 has no configuration for it; run on an x86-64 CPU"
     )
@@ -130,7 +130,7 @@ def onnx_int8_config() -> str:
 def st_int8_models(path: str, workdir: Path, calibration: list[str]) -> dict[str, str]:
     """sentence-transformers' int8 models of the model at ``path``, made in a copy of it under
     ``workdir`` as its efficiency documentation makes them: the ONNX model dynamically quantised
-    for this CPU, and the OpenVINO model statically quantised (NNCF through optimum-intel)
+    for the CPU, and the OpenVINO model statically quantised (NNCF through optimum-intel)
     calibrated on ``calibration`` (written as a local JSON-lines dataset, since its calibration
     loader takes a dataset name). Returns backend -> model file, relative to the copy."""
     import json
@@ -219,7 +219,7 @@ def reference_paths(
     if not cpu_has_native_bf16():
         del loaders["sentence-transformers torch bf16"]
         unavailable["sentence-transformers torch bf16"] = (
-            "not timed: this CPU has no native bf16 (none of avx512_bf16, amx_bf16, Arm bf16), "
+            "not timed: the CPU of the run has no native bf16 (none of avx512_bf16, amx_bf16, Arm bf16), "
             "so PyTorch emulates bf16 through fp32, several times slower than fp32 itself"
         )
     for name, load in loaders.items():

@@ -16,8 +16,8 @@ each read from a record that ``benchmarks/chapter_times.py`` wrote into the resu
 
 A chapter a record does not hold, or that did not pass in it, reads as not recorded: nothing is
 scaled or guessed. Where no GPU run of a profile is recorded, :func:`time_table` states one upper
-bound: with a GPU beside at least two CPU cores as fast as those of the 2-core run, a chapter takes
-at most its 2-core CPU time, since every part that moves to the GPU (the transformer's forward
+bound: with a GPU beside CPU cores as many and as fast as those of a CPU record, a chapter takes
+at most its time in that record, since every part that moves to the GPU (the transformer's forward
 and backward passes) only gets faster and every other part (tokenising, the logistic
 regressions, BM25, FAISS on the CPU) runs on CPU cores as fast as before.
 """
