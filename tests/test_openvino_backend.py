@@ -17,6 +17,7 @@ from sbert_tutor.encoders.openvino import (  # noqa: E402
     openvino_precision,
     to_openvino,
 )
+from sbert_tutor.runtime.precision import cpu_has_native_bf16  # noqa: E402
 from tests.conftest import needs_data  # noqa: E402
 
 SENTENCES = [
@@ -42,8 +43,6 @@ def test_bf16_is_close_to_fp32_but_not_equal(minilm, openvino_fp32):
     fp32 = openvino_fp32.encode(SENTENCES)
     bf16 = to_openvino(minilm, "bf16", threads=1).encode(SENTENCES)
     gap = np.abs(bf16 - fp32).max()
-    from sbert_tutor.runtime.precision import cpu_has_native_bf16
-
     if cpu_has_native_bf16():
         assert 1e-6 < gap < 1e-2
     else:  # OpenVINO runs a bf16 hint in fp32 on a CPU without native bf16 (AVX2 only)

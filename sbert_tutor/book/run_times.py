@@ -123,7 +123,7 @@ def time_table(folder: Any = None) -> pd.DataFrame:
     table.attrs["runs"] = runs
     table.attrs["note"] = (
         "measured minutes per chapter, one column per recorded run; blank: not recorded. "
-        "'at most' columns: the recorded 2-core CPU time, an upper bound for a GPU machine whose "
+        "'at most' columns: each chapter's least recorded CPU time, an upper bound for a GPU machine whose "
         "CPU cores are at least as fast (the GPU takes only the transformer's work)."
     )
     return table
