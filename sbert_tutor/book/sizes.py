@@ -13,8 +13,8 @@ examples, start model with its pooling, learning rate, warm-up and seeds;
 profile. The *profile name* itself is resolved by :func:`sbert_tutor.book.profiles.get_profile`.
 
 * ``quick``: CPU, small real subsets, a few minutes a chapter (the runs the rendered book shows). The
-  training runs of chapters 6-11 start from :data:`QUICK_START`, a weak one-layer cut of
-  all-MiniLM-L6-v2 (:mod:`sbert_tutor.book.weak_start`), three seeds each.
+  training runs of chapters 6-12 start from :data:`QUICK_START`, a weak one-layer cut of
+  all-MiniLM-L6-v2 (:mod:`sbert_tutor.book.weak_start`), three seeds each in chapters 6-11.
 * ``t4``: one T4-class GPU (Colab's), fp16 mixed precision. The training runs start from
   :data:`T4_START`, ``nreimers/MiniLM-L6-H384-uncased``: the pre-trained MiniLM that
   all-MiniLM-L6-v2 was sentence-tuned from. It is a language model, never trained on sentence
@@ -67,7 +67,7 @@ T4_START = "nreimers/MiniLM-L6-H384-uncased"
 #: The t4 profile's learning rate: the top of BERT's usual fine-tuning range (2e-5 to 5e-5),
 #: for runs of a few hundred steps.
 T4_LR = 5e-5
-#: The quick profile's start for the training runs of chapters 6-11: all-MiniLM-L6-v2 cut to
+#: The quick profile's start for the training runs of chapters 6-12: all-MiniLM-L6-v2 cut to
 #: its first transformer layer (:mod:`sbert_tutor.book.weak_start`), and the learning rate its
 #: short runs use (5x SBERT's 2e-5: one layer, a few dozen steps).
 QUICK_START = WeakStart(layers=1)

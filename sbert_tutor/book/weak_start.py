@@ -1,7 +1,7 @@
-r"""A weak, cheap start model for the quick profile's training chapters (6 to 11).
+r"""A weak, cheap start model for the quick profile's training chapters (6 to 12).
 
 ``all-MiniLM-L6-v2`` has already been trained on about a billion sentence pairs with the very
-losses chapters 6-11 teach, so a few dozen steps of any of them barely move it. The papers start
+losses chapters 6-12 teach, so a few dozen steps of any of them barely move it. The papers start
 from ``bert-base-uncased``, which is not available to the quick profile (no hub), and a run from
 it would be far too slow on a CPU. :class:`WeakStart` is the book's stand-in: the token
 embeddings and the **first** ``layers`` transformer layers of ``all-MiniLM-L6-v2``, the rest of

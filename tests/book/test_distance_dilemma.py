@@ -141,6 +141,24 @@ def test_results_grid_and_best_setup():
     )
 
 
+def test_bootstrap_sentence_sorts_setups_by_their_interval():
+    boot = pd.DataFrame(
+        {
+            "mrr@10 change": [0.05, -0.03, 0.01, -0.02],
+            "95% low": [0.02, -0.06, -0.01, -0.04],
+            "95% high": [0.08, -0.001, 0.03, 0.0],
+        },
+        index=["A", "B", "C", "D"],
+    )
+    assert distance_dilemma.bootstrap_sentence(boot) == (
+        "better than the start model beyond chance: A (+0.050); "
+        "worse than the start model beyond chance: B (-0.030); "
+        "within chance: C (+0.010), D (-0.020)"
+    )
+    # a group nobody is in is left out
+    assert distance_dilemma.bootstrap_sentence(boot.loc[["C"]]) == "within chance: C (+0.010)"
+
+
 def test_setup_score():
     assert distance_dilemma.setup_score("ce_score", {"similarity": "euclidean"}) == "euclidean"
     assert distance_dilemma.setup_score("triplet", {"distance": "cosine"}) == "cosine"

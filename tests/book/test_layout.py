@@ -4,6 +4,7 @@ every public name is used by a chapter or by another module (not only by tests).
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import pkgutil
 from pathlib import Path
@@ -67,7 +68,10 @@ SCRIPTS = sorted([*ROOT.glob(".ci/*.py"), *ROOT.glob("benchmarks/*.py")])
 PENDING_CHAPTER_EDITS: set[str] = set()
 
 
-def _unused() -> list[str]:
+@functools.cache
+def _unused() -> tuple[str, ...]:
+    """Public book names no chapter, script or other definition uses (computed once: both tests
+    below read it)."""
     used_by_chapters = set().union(
         *(_names_used(ast.parse(_notebook_code(nb))) for nb in sorted(ROOT.glob("book/*.ipynb")))
     )
@@ -75,16 +79,17 @@ def _unused() -> list[str]:
         *(_names_used(ast.parse(p.read_text(encoding="utf-8"))) for p in SCRIPTS)
     )
     library = {p: ast.parse(p.read_text(encoding="utf-8")) for p in PACKAGE.rglob("*.py")}
+    names_in = {p: _names_used(t) for p, t in library.items()}
     unused = []
     for path in BOOK_MODULES:
-        own = library[path]
-        elsewhere = set().union(*(_names_used(t) for p, t in library.items() if p != path))
+        own = [(node, _names_used(node)) for node in library[path].body]
+        elsewhere = set().union(*(names for p, names in names_in.items() if p != path))
         for name, node in _public_definitions(path).items():
             # used inside its own module by another definition (a helper of a used function)
-            inside = set().union(*(_names_used(other) for other in own.body if other is not node))
+            inside = set().union(*(names for other, names in own if other is not node))
             if name not in used_by_chapters | used_by_scripts | elsewhere | inside:
                 unused.append(f"{path.relative_to(PACKAGE)}: {name}")
-    return unused
+    return tuple(unused)
 
 
 def test_every_public_book_name_is_used_by_a_chapter_or_another_module():

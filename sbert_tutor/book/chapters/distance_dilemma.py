@@ -59,8 +59,16 @@ from sbert_tutor.book.analysis import pca_2d
 from sbert_tutor.book.bootstrap import paired_bootstrap
 from sbert_tutor.book.deviations import HUB_NAMES, POOLINGS, WARMUPS, Aspect, epochs_of
 from sbert_tutor.book.figures import new_axes, new_panels, plot_loss_curves
-from sbert_tutor.book.sizes import DISTILBERT, T4_LR, T4_START, ChapterSizes, register_sizes
-from sbert_tutor.book.weak_start import MINILM
+from sbert_tutor.book.sizes import (
+    DISTILBERT,
+    QUICK_LR,
+    QUICK_START,
+    T4_LR,
+    T4_START,
+    ChapterSizes,
+    register_sizes,
+)
+from sbert_tutor.book.weak_start import load_start, start_label
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
     bm25_candidates_path,
@@ -89,6 +97,7 @@ __all__ = [
     "TrainingSets",
     "best_setup",
     "bootstrap_changes",
+    "bootstrap_sentence",
     "bootstrap_vs_start",
     "build_training_sets",
     "evaluate_setup",
@@ -116,7 +125,8 @@ __all__ = [
 class DistanceDilemmaSizes(ChapterSizes):
     """Chapter 12 (the distance dilemma): test queries (the first ones of the dev subset; the
     rest train), random extra test passages beyond their judged and BM25 candidates, BM25
-    negatives per training query, the start model (mean pooling, as the study's), optimizer
+    negatives per training query, the start model (a hub name or a start such as
+    :class:`~sbert_tutor.book.weak_start.WeakStart`; mean pooling, as the study's), optimizer
     steps, epochs, batch size, learning rate and warm-up, triplets in the PCA picture, and
     whether the study's own margins are trained too (three more runs: only in the paper
     profile)."""
@@ -124,7 +134,7 @@ class DistanceDilemmaSizes(ChapterSizes):
     test_queries: int
     other_passages: int | None
     negatives_per_query: int | None
-    model: str
+    model: Any
     steps: int | None
     epochs: int
     batch_size: int
@@ -134,7 +144,10 @@ class DistanceDilemmaSizes(ChapterSizes):
     study_margins: bool
 
 
-#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
+#: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them). ``quick`` starts from the
+#: one-layer weak start of chapters 6-11 with their learning rate: a model with room to learn
+#: from the teacher (the full all-MiniLM-L6-v2, already trained on MS MARCO, could only be
+#: nudged) and a fifth of the full model's cost a step.
 SIZES: dict[str, DistanceDilemmaSizes] = register_sizes(
     "12_distance_dilemma",
     {
@@ -142,10 +155,11 @@ SIZES: dict[str, DistanceDilemmaSizes] = register_sizes(
             test_queries=100,
             other_passages=0,
             negatives_per_query=2,
-            model=MINILM,
+            model=QUICK_START,
             steps=32,
             epochs=1,
             batch_size=16,
+            lr=QUICK_LR,
             pca_triplets=40,
             study_margins=False,
         ),
@@ -183,7 +197,7 @@ def paper_aspects() -> list[Aspect]:
     :mod:`sbert_tutor.book.deviations`)."""
     dd, src = published.DISTANCE_DILEMMA, published.DISTANCE_DILEMMA_SOURCE
     return [
-        Aspect("start model", HUB_NAMES[dd["start model"]], src, lambda s: s.model),
+        Aspect("start model", HUB_NAMES[dd["start model"]], src, lambda s: start_label(s.model)),
         Aspect("pooling", POOLINGS[dd["pooling"]], src, lambda s: "mean"),
         Aspect("batch size", dd["batch size"], src, lambda s: s.batch_size),
         Aspect("epochs", dd["epochs"], src, epochs_of),
@@ -524,7 +538,7 @@ class DilemmaRun(Result):
 
 
 def run_dilemma(
-    model: str,
+    model: Any,
     sets: TrainingSets,
     test: MSMarcoData,
     config: TrainingConfig,
@@ -534,6 +548,10 @@ def run_dilemma(
     keep_encoders: bool = True,
 ) -> DilemmaRun:
     """Train one fresh ``model`` per setup on ``sets`` and evaluate each on ``test``.
+
+    ``model`` is the start: a hub name or folder, or a start with a ``load()`` such as a
+    :class:`~sbert_tutor.book.weak_start.WeakStart` (read by
+    :func:`~sbert_tutor.book.weak_start.load_start`).
 
     Every run shares ``config`` (steps, batch size, learning rate, seed). The start model is
     evaluated first (``baseline``) with both scores. Returns a long table with columns
@@ -563,7 +581,7 @@ def run_dilemma(
                 )
 
     if baseline:
-        start = SentenceEncoder.from_pretrained(model)
+        start = load_start(model)
         tables = evaluate_setup(start, test, ("cosine", "euclidean"), ks)
         for distance, result in tables.items():
             add(f"start model / {distance}", "start model", distance, result)
@@ -573,7 +591,7 @@ def run_dilemma(
         score = setup_score(loss, options)
         siamese = loss == "ce_score"
         train = sets.siamese() if siamese else sets.triplet()
-        encoder = SentenceEncoder.from_pretrained(model)
+        encoder = load_start(model)
         begin = time.perf_counter()
         run = fit(encoder, loss, train, config, objective_options=dict(options))
         seconds[name] = time.perf_counter() - begin
@@ -655,9 +673,37 @@ def bootstrap_vs_start(run: DilemmaRun, metric: str = "mrr@10", **options: Any) 
     return pd.concat(parts)
 
 
+def bootstrap_sentence(boot: pd.DataFrame, metric: str = "mrr@10") -> str:
+    """A :func:`bootstrap_vs_start` table in words: the setups whose 95% interval of the
+    ``metric`` change lies above 0 (better than the start model), below 0 (worse), or holds 0
+    (these test queries cannot tell them from the start model).
+
+    Example:
+        >>> boot = pd.DataFrame(
+        ...     {"mrr@10 change": [0.05, -0.03], "95% low": [0.02, -0.06], "95% high": [0.08, 0.01]},
+        ...     index=["A", "B"],
+        ... )
+        >>> bootstrap_sentence(boot)
+        'better than the start model beyond chance: A (+0.050); within chance: B (-0.030)'
+    """
+    change = f"{metric} change"
+    groups = {
+        "better than the start model beyond chance": boot["95% low"] > 0,
+        "worse than the start model beyond chance": boot["95% high"] < 0,
+        "within chance": (boot["95% low"] <= 0) & (boot["95% high"] >= 0),
+    }
+    parts = [
+        f"{words}: "
+        + ", ".join(f"{name} ({boot.loc[name, change]:+.3f})" for name in boot.index[rows])
+        for words, rows in groups.items()
+        if rows.any()
+    ]
+    return "; ".join(parts)
+
+
 def target_shift(sets: TrainingSets) -> pd.DataFrame:
-    """Mean cosine of the training pairs now (teacher = start model in the quick profile) and the
-    mean cosine each Siamese loss pulls them to (:func:`target_cosines`), positives vs negatives."""
+    """Mean teacher cosine :math:`c` of the training pairs and the mean cosine each Siamese loss
+    pulls them to (:func:`target_cosines`), positives vs negatives."""
     y = 1 / (1 + np.exp(-sets.pairs["teacher_logit"].to_numpy()))
     targets = target_cosines(y).reset_index(drop=True)
     frame = pd.concat(
