@@ -194,10 +194,9 @@ _T4 = RetrieverSizes(
 )
 #: The profiles' sizes. ``quick``: the smallest run that trains every variant: a one-layer start
 #: with room to learn, one epoch over the training queries (a second one moved no variant's
-#: MRR@10 by more than 0.03, one seed, and doubled the training time), 100 test queries over their candidates plus 2,000
-#: other passages, and a teacher trained for one short epoch (weak: the chapter says so and
-#: shows its re-ranking quality). ``t4``: the
-#: recorded GPU run's sizes: a two-layer start, 200 test queries over the whole mini corpus,
+#: MRR@10 by more than 0.03, one seed, and doubled the training time), 100 test queries over
+#: their candidates plus 2,000 other passages, and a teacher trained for one short epoch (weak:
+#: the chapter says so and shows its re-ranking quality). ``t4``: the recorded GPU run's sizes: a two-layer start, 200 test queries over the whole mini corpus,
 #: three seeds, and a teacher trained for eight epochs on each training query's positive and
 #: four best-ranked BM25 negatives. ``paper``: the t4 sizes (the study is the book's own; no
 #: paper's setup to follow).
