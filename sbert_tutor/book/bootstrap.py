@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["PairedBootstrap", "paired_bootstrap"]
+__all__ = ["PairedBootstrap", "interval_verdict", "paired_bootstrap"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +77,16 @@ def paired_bootstrap(
         n=len(diff),
         n_resamples=n_resamples,
     )
+
+
+def interval_verdict(low: float, high: float) -> str:
+    """A 95% interval of a change in words: ``"higher"`` when it lies above 0, ``"lower"`` when
+    below, ``"no difference"`` when it holds 0 (the queries cannot tell the two systems apart).
+
+    Example:
+        >>> interval_verdict(0.01, 0.05), interval_verdict(-0.05, -0.01), interval_verdict(-0.01, 0.02)
+        ('higher', 'lower', 'no difference')
+    """
+    if low <= 0 <= high:
+        return "no difference"
+    return "higher" if low > 0 else "lower"

@@ -40,3 +40,13 @@ def test_paired_bootstrap_aligns_series_by_index():
         paired_bootstrap(pd.Series([1.0, 2.0], index=["q1", "q9"]), base)
     with pytest.raises(ValueError, match="equal-length"):
         paired_bootstrap([1.0, 2.0], [1.0])
+
+
+def test_interval_verdict_reads_where_zero_lies():
+    from sbert_tutor.book.bootstrap import interval_verdict
+
+    assert interval_verdict(0.001, 0.2) == "higher"
+    assert interval_verdict(-0.2, -0.001) == "lower"
+    # an interval that touches 0 cannot tell the systems apart
+    assert interval_verdict(0.0, 0.2) == "no difference"
+    assert interval_verdict(-0.2, 0.0) == "no difference"

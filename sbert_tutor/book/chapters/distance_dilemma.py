@@ -56,7 +56,7 @@ import pandas as pd
 
 from sbert_tutor.book import published
 from sbert_tutor.book.analysis import pca_2d
-from sbert_tutor.book.bootstrap import paired_bootstrap
+from sbert_tutor.book.bootstrap import interval_verdict, paired_bootstrap
 from sbert_tutor.book.deviations import HUB_NAMES, POOLINGS, WARMUPS, Aspect, epochs_of
 from sbert_tutor.book.figures import new_axes, new_panels, plot_loss_curves
 from sbert_tutor.book.sizes import (
@@ -687,17 +687,22 @@ def bootstrap_sentence(boot: pd.DataFrame, metric: str = "mrr@10") -> str:
         'better than the start model beyond chance: A (+0.050); within chance: B (-0.030)'
     """
     change = f"{metric} change"
-    groups = {
-        "better than the start model beyond chance": boot["95% low"] > 0,
-        "worse than the start model beyond chance": boot["95% high"] < 0,
-        "within chance": (boot["95% low"] <= 0) & (boot["95% high"] >= 0),
+    verdicts = {
+        name: interval_verdict(boot.loc[name, "95% low"], boot.loc[name, "95% high"])
+        for name in boot.index
     }
-    parts = [
-        f"{words}: "
-        + ", ".join(f"{name} ({boot.loc[name, change]:+.3f})" for name in boot.index[rows])
-        for words, rows in groups.items()
-        if rows.any()
-    ]
+    words = {
+        "higher": "better than the start model beyond chance",
+        "lower": "worse than the start model beyond chance",
+        "no difference": "within chance",
+    }
+    parts = []
+    for verdict, said in words.items():
+        names = [name for name in boot.index if verdicts[name] == verdict]
+        if names:
+            parts.append(
+                f"{said}: " + ", ".join(f"{n} ({boot.loc[n, change]:+.3f})" for n in names)
+            )
     return "; ".join(parts)
 
 

@@ -51,7 +51,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from sbert_tutor.book.bootstrap import paired_bootstrap
+from sbert_tutor.book.bootstrap import interval_verdict, paired_bootstrap
 from sbert_tutor.book.figures import new_axes, new_panels
 from sbert_tutor.book.recorded import hardware_text
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
@@ -196,7 +196,8 @@ _T4 = RetrieverSizes(
 #: with room to learn, one epoch over the training queries (a second one moved no variant's
 #: MRR@10 by more than 0.03, one seed, and doubled the training time), 100 test queries over
 #: their candidates plus 2,000 other passages, and a teacher trained for one short epoch (weak:
-#: the chapter says so and shows its re-ranking quality). ``t4``: the recorded GPU run's sizes: a two-layer start, 200 test queries over the whole mini corpus,
+#: the chapter says so and shows its re-ranking quality). ``t4``: the recorded GPU run's sizes:
+#: a two-layer start, 200 test queries over the whole mini corpus,
 #: three seeds, and a teacher trained for eight epochs on each training query's positive and
 #: four best-ranked BM25 negatives. ``paper``: the t4 sizes (the study is the book's own; no
 #: paper's setup to follow).
@@ -599,9 +600,7 @@ def _interval(row: pd.Series, measure: str) -> str:
 
 
 def _verdict(row: pd.Series) -> str:
-    if row["95% low"] <= 0 <= row["95% high"]:
-        return "no difference"
-    return "higher" if row["95% low"] > 0 else "lower"
+    return interval_verdict(row["95% low"], row["95% high"])
 
 
 def study_findings(study: Mapping[str, Any], n_resamples: int = 2000) -> str:
