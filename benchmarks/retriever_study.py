@@ -31,9 +31,12 @@ def gpu_slug(name: str) -> str:
     return known.group(1) if known else re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-def main(argv: list[str] | None = None) -> None:
+def record_study(benchmark: str, study, sizes_by_profile, argv: list[str] | None, doc: str) -> None:
+    """Parse ``--profile/--device/--json``, run ``study(sizes, device=, log=)`` with the
+    profile's sizes and write its record, named ``<benchmark>_<profile>_<device>.json`` for
+    ``--json auto``, with the run's seconds and provenance (the study's ``files`` hashed)."""
     p = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--profile", choices=("quick", "t4", "paper"), default="t4")
     p.add_argument("--device", default=None, help="cpu, cuda, ... (default: CUDA when available)")
@@ -44,26 +47,26 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from sbert_tutor.book.chapters.training_a_retriever import SIZES, run_study
     from sbert_tutor.commands.common import write_json
     from sbert_tutor.provenance import provenance
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    sizes = SIZES[args.profile]
     start = time.perf_counter()
-    study = run_study(
-        sizes, device=device, log=lambda m: print(m, file=sys.stderr, flush=True)
+    result = study(
+        sizes_by_profile[args.profile],
+        device=device,
+        log=lambda m: print(m, file=sys.stderr, flush=True),
     )
     seconds = time.perf_counter() - start
     gpu = torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None
-    files = [str(f) for f in study.pop("files", ())]
+    files = [str(f) for f in result.pop("files", ())]
     report = {
-        "benchmark": "retriever_study",
+        "benchmark": benchmark,
         "profile": args.profile,
         "device": device,
         "gpu": gpu,
         "seconds": seconds,
-        **study,
+        **result,
         "provenance": provenance(
             profile=args.profile, data_files=files, extra={"command": sys.argv}
         ),
@@ -71,10 +74,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.json:
         if args.json == "auto":
             slug = gpu_slug(gpu) if gpu else f"cpu_{torch.get_num_threads()}threads"
-            path = REPO / "sbert_tutor/book/results" / f"retriever_study_{args.profile}_{slug}.json"
+            path = REPO / "sbert_tutor/book/results" / f"{benchmark}_{args.profile}_{slug}.json"
         else:
             path = Path(args.json)
         print(f"wrote {write_json(path, report)}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from sbert_tutor.book.chapters.training_a_retriever import SIZES, run_study
+
+    record_study("retriever_study", run_study, SIZES, argv, __doc__)
 
 
 if __name__ == "__main__":

@@ -126,6 +126,7 @@ def seeded_variants(
     *,
     seeds: Sequence[int] = (0, 1, 2),
     max_examples: int | None = None,
+    eval_steps: int | None = None,
 ) -> SeededRuns:
     """Train every variant once per seed from a fresh copy of ``model``; score each on ``eval_data``.
 
@@ -140,6 +141,8 @@ def seeded_variants(
         eval_data: the STS pairs (an ``STSData``); Spearman x100 of cosine.
         seeds: one run per seed and variant.
         max_examples: each run trains on a subset of this size, drawn with its seed.
+        eval_steps: also score on ``eval_data`` every this many steps (``None``: only at the
+            end); the points are in ``records[variant].evals`` (the first seed's curve).
 
     Returns:
         A :class:`SeededRuns` (table from :func:`summarize`); its ``provenance`` is the
@@ -159,9 +162,10 @@ def seeded_variants(
                 copy.deepcopy(base),  # every run starts from the same weights
                 loss,
                 own_data[0] if own_data else train,
-                dataclasses.replace(config, seed=seed),
+                dataclasses.replace(config, seed=seed, eval_steps=eval_steps),
                 objective_options=dict(options),
                 max_examples=max_examples,  # a subset drawn with the run's seed
+                evaluator=STSEvaluator(data=eval_data) if eval_steps else None,
             )
             rows.append(
                 {

@@ -10,7 +10,9 @@ import torch
 from sbert_tutor.book.chapters.reranking import (
     Retrieval,
     Scores,
+    random_order_rr,
     rerank_change,
+    rerank_grid,
     rerank_table,
     rerank_verdict,
 )
@@ -74,3 +76,61 @@ def test_rerank_table_by_hand():
     # q1: 1/3 -> 1, q2: 1 -> 1/3
     assert change.change == pytest.approx(0.0) and (change.better, change.worse) == (1, 1)
     assert "interval over the 2 test queries" in rerank_verdict(table, "trained here: m", change)
+
+
+@pytest.mark.parametrize(
+    ("ranking", "relevant", "k"),
+    [
+        ("abcdef", {"c"}, 6),
+        ("abcdef", {"a", "e"}, 5),
+        ("abcdefghijkl", {"b", "c", "d"}, 12),
+        ("abcdefghijkl", {"k"}, 4),
+        ("abcdefghijkl", {"z"}, 4),
+    ],
+)
+def test_random_order_rr_is_the_mean_over_every_order_of_the_top_k(ranking, relevant, k):
+    """The closed form against brute force: RR@10 averaged over all k! orders of the top k
+    (the rest in place)."""
+    from itertools import permutations
+
+    ranking = list(ranking)
+    total, count = 0.0, 0
+    for top in permutations(ranking[:k]):
+        order = [*top, *ranking[k:]][:10]
+        hits = [i for i, p in enumerate(order, 1) if p in relevant]
+        total += 1 / hits[0] if hits else 0.0
+        count += 1
+    assert random_order_rr(ranking, relevant, k) == pytest.approx(total / count)
+
+
+class _Oracle:
+    """A cross-encoder stand-in that scores a pair by a table: ``{(query, passage): score}``."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def predict(self, pairs, batch_size=32, show_progress_bar=None):
+        import numpy as np
+
+        return np.array([self.table[pair] for pair in pairs], dtype=float)
+
+
+def test_rerank_grid_by_hand():
+    data = _data()
+    data = MSMarcoData(**{**data.__dict__, "corpus": {p: p for p in "abcxyz"}})
+    first = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"x": 0.9, "y": 0.5, "z": 0.1}}
+    perfect = _Oracle({(q, p): float(p in "cx") for q in "ab" for p in "abcxyz"})
+    backwards = _Oracle({(q, p): float(p not in "cx") for q in "ab" for p in "abcxyz"})
+    table, per_query = rerank_grid(
+        {"first": first}, {"perfect": perfect, "backwards": backwards}, data, k=3
+    )
+    rows = table.loc["first"]
+    assert rows.loc["none", "mrr@10"] == pytest.approx((1 / 3 + 1) / 2)
+    assert rows.loc["perfect", "mrr@10"] == pytest.approx(1.0)
+    # backwards puts the relevant passage last of the 3 (ties keep the first stage's order)
+    assert rows.loc["backwards", "mrr@10"] == pytest.approx(1 / 3)
+    assert rows.loc["perfect", "change"] == pytest.approx(1.0 - (1 / 3 + 1) / 2)
+    assert rows.loc["perfect", "better / worse queries"] == "1 / 0"
+    assert rows["first stage recall@3"].tolist() == pytest.approx([1.0] * 3)
+    assert rows["random order of top 3"].tolist() == pytest.approx([(1 + 1 / 2 + 1 / 3) / 3] * 3)
+    assert per_query["first"]["perfect"] == {"q1": 1.0, "q2": 1.0}

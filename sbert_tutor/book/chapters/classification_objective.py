@@ -48,6 +48,7 @@ from sbert_tutor.results import Result
 
 __all__ = [
     "ClassificationSizes",
+    "FEATURE_SETS",
     "ProbeResult",
     "SIZES",
     "embed_pairs",
@@ -110,6 +111,15 @@ SIZES: dict[str, ClassificationSizes] = register_sizes(
             **SBERT_RUN,
         ),
     },
+)
+
+
+#: The feature sets the chapter's ablation compares (SBERT's Table 6 has these and more).
+FEATURE_SETS: tuple[tuple[str, ...], ...] = (
+    ("u", "v"),
+    ("|u-v|",),
+    ("u", "v", "|u-v|"),
+    ("u", "v", "|u-v|", "u*v"),
 )
 
 

@@ -32,7 +32,7 @@ from sbert_tutor.book.cost import median_seconds
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.seeds import SeededRuns, Verdict, seeded_variants, summarize, verdict
 from sbert_tutor.book.sizes import QUICK_RUN, SBERT_RUN, T4_LR, T4_RUN, RunSizes, register_sizes
-from sbert_tutor.book.weak_start import MINILM, CrossEncoderStart
+from sbert_tutor.book.weak_start import MINILM, CrossEncoderStart, load_start
 from sbert_tutor.data import STSData
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
@@ -55,6 +55,7 @@ from sbert_tutor.training.recipe import fit
 
 __all__ = [
     "BI",
+    "BM25_DEPTH",
     "CROSS",
     "CrossVsBi",
     "RerankData",
@@ -63,6 +64,9 @@ __all__ = [
     "SIZES",
     "STSB_VARIANTS",
     "Scores",
+    "TRAINED",
+    "WEAK",
+    "bm25_first_stage",
     "first_relevant_moves",
     "first_stage_ceiling",
     "load_rerank_data",
@@ -70,7 +74,10 @@ __all__ = [
     "pair_rates",
     "plot_mrr_vs_k",
     "published_reranker",
+    "random_order_rr",
     "rerank_change",
+    "rerank_grid",
+    "rerank_study",
     "rerank_table",
     "rerank_verdict",
     "stsb_cross_vs_bi",
@@ -128,9 +135,13 @@ SIZES: dict[str, RerankingSizes] = register_sizes(
             cost_pairs=1379,
             test_queries=140,
             other_passages=None,
-            negatives_per_query=4,
+            # all 19 BM25 negatives of the 400 training queries, two epochs: 1,000 steps of 16
+            # (the recorded rerank_study)
+            negatives_per_query=None,
             depths=(1, 5, 10, 20, 100),
-            msmarco_run=RunSizes(steps=None, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)),
+            msmarco_run=RunSizes(
+                steps=None, epochs=2, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)
+            ),
             **T4_RUN,
         ),
         "paper": RerankingSizes(
@@ -308,7 +319,7 @@ def load_rerank_data(
 
 
 def msmarco_reranker(
-    sizes: RerankingSizes, train: DataTable, config: TrainingConfig
+    sizes: RerankingSizes, train: DataTable, config: TrainingConfig, device: str | None = None
 ) -> tuple[CrossEncoder, str]:
     """The re-ranker and how it was made, in words: a cross-encoder trained with ``ce_bce`` on
     ``train`` from ``sizes.msmarco_run.start`` with a new one-logit head (seed 0).
@@ -318,7 +329,7 @@ def msmarco_reranker(
     (:func:`published_reranker`).
     """
     start = CrossEncoderStart(sizes.msmarco_run.start)
-    run = fit(start.load(), "ce_bce", train, config)
+    run = fit(start.load(), "ce_bce", train, config, device=device)
     how = (
         f"trained here: {start.label}, ce_bce on {len(train):,} labelled BM25 pairs of "
         f"the training queries, {run.log['steps_done']} steps of {config.batch_size}"
@@ -524,3 +535,142 @@ def published_reranker() -> pd.DataFrame:
     frame["source"] = str(MSMARCO_CROSS_ENCODER_SOURCE)
     frame.index.name = "model (published)"
     return frame
+
+
+# ------------------------------------------------------------ part 3: which first stage, which re-ranker
+#: The depth of the BM25 candidate lists in the data (Anserini's top 20): the grid re-ranks it.
+BM25_DEPTH = 20
+
+
+def bm25_first_stage(data: MSMarcoData) -> Run:
+    """Anserini's BM25 top 20 of each test query of ``data`` as a run (score: minus the rank),
+    read from the data's candidate lists (:func:`~sbert_tutor.data.msmarco.load_bm25_candidates`)."""
+    ranked = load_bm25_candidates()
+    missing = [q for q in data.queries if q not in ranked]
+    if missing:
+        raise KeyError(f"{len(missing)} test queries have no BM25 candidates, e.g. {missing[:3]}")
+    return {q: {p: -float(r) for r, p in enumerate(ranked[q], 1)} for q in data.queries}
+
+
+def random_order_rr(ranking: Sequence[str], relevant: set[str], k: int, cutoff: int = 10) -> float:
+    r"""The expected RR@``cutoff`` of a re-ranker that orders the first ``k`` candidates at
+    random (the others keep their places): with :math:`m \ge 1` relevant among the top
+    :math:`k`, the first of them lands at rank :math:`r` with probability
+    :math:`\binom{k-r}{m-1} / \binom{k}{m}`, so :math:`E[RR] = \sum_{r \le \text{cutoff}}
+    \frac1r \binom{k-r}{m-1} / \binom{k}{m}`; with none there, the first stage's own RR@cutoff
+    below :math:`k`. One relevant among 20: :math:`H_{10}/20 \approx 0.146`.
+    """
+    from math import comb
+
+    top = list(ranking[:k])
+    m = sum(p in relevant for p in top)
+    if m:
+        return sum(
+            comb(len(top) - r, m - 1) / r for r in range(1, min(cutoff, len(top)) + 1)
+        ) / comb(len(top), m)
+    later = [i for i, p in enumerate(ranking[k:cutoff], k + 1) if p in relevant]
+    return 1.0 / later[0] if later else 0.0
+
+
+def rerank_grid(
+    first_stages: Mapping[str, Run],
+    rerankers: Mapping[str, CrossEncoder],
+    data: MSMarcoData,
+    k: int = BM25_DEPTH,
+) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
+    """Every re-ranker on every first stage's top ``k``, on the same queries.
+
+    Returns a table (one row per first stage and re-ranker, ``"none"`` for the first stage
+    alone): MRR@10, nDCG@10, the first stage's recall@k, the MRR@10 a random order of its top k
+    would give (:func:`random_order_rr`), and the change of MRR@10 over the first stage with its
+    95% paired bootstrap interval over the queries; and each run's RR@10 query by query
+    (``{first stage: {re-ranker: {qid: rr}}}``).
+    """
+    from sbert_tutor.metrics import rank_documents
+
+    threshold = data.relevance_threshold
+    rows, per_query = [], {}
+    for stage, run in first_stages.items():
+        runs = {"none": run}
+        for name, model in rerankers.items():
+            scores = cross_encoder_scores(model, data.queries, run, data.corpus, k, 32, None)
+            runs[name] = merge_reranked(run, scores, k)
+        measured = {
+            n: evaluate_run_per_query(r, data.qrels, [10, k], threshold) for n, r in runs.items()
+        }
+        queries = list(measured["none"])
+        relevant = {q: {p for p, g in data.qrels[q].items() if g >= threshold} for q in queries}
+        ranks = {q: rank_documents(run.get(q, {})) for q in queries}
+        random_rr = np.mean([random_order_rr(ranks[q], relevant[q], k) for q in queries])
+        base = [measured["none"][q]["mrr@10"] for q in queries]
+        per_query[stage] = {}
+        for name, metrics in measured.items():
+            rr = [metrics[q]["mrr@10"] for q in queries]
+            per_query[stage][name] = dict(zip(queries, rr, strict=True))
+            boot = paired_bootstrap(rr, base) if name != "none" else None
+            rows.append(
+                {
+                    "first stage": stage,
+                    "re-ranker": name,
+                    "mrr@10": float(np.mean(rr)),
+                    "ndcg@10": float(np.mean([metrics[q]["ndcg@10"] for q in queries])),
+                    f"first stage recall@{k}": float(
+                        np.mean([measured["none"][q][f"recall@{k}"] for q in queries])
+                    ),
+                    f"random order of top {k}": float(random_rr),
+                    "change": boot.change if boot else np.nan,
+                    "95% low": boot.low if boot else np.nan,
+                    "95% high": boot.high if boot else np.nan,
+                    "better / worse queries": f"{boot.better} / {boot.worse}" if boot else "",
+                }
+            )
+    return pd.DataFrame(rows).set_index(["first stage", "re-ranker"]), per_query
+
+
+#: The re-ranker names of :func:`rerank_study`.
+WEAK, TRAINED = "weak (quick profile's run)", "trained (this profile's run)"
+
+
+def rerank_study(
+    sizes: RerankingSizes, device: str | None = None, log: Any = print
+) -> dict[str, Any]:
+    """Chapter 14's recorded study: two first stages (BM25's top 20, all-MiniLM-L6-v2's top 20)
+    and two re-rankers (the quick profile's 30-step cross-encoder and ``sizes``' trained one,
+    both trained on the same training queries of ``sizes``' split), on ``sizes``' held-out
+    test queries (:func:`rerank_grid`). Returns a JSON-ready record (rows, per-query RR@10,
+    how each re-ranker was made, the data notes and files)."""
+    from sbert_tutor.book.configs import training_config
+
+    weak_sizes = SIZES["quick"]
+    data = load_rerank_data(sizes.test_queries, sizes.other_passages, sizes.negatives_per_query)
+    weak_rows = load_rerank_data(
+        sizes.test_queries, sizes.other_passages, weak_sizes.negatives_per_query
+    ).train
+    made, rerankers, seconds = {}, {}, {}
+    for name, run_sizes, rows in (
+        (WEAK, weak_sizes, weak_rows),
+        (TRAINED, sizes, data.train),
+    ):
+        log(f"training the {name} re-ranker on {len(rows):,} rows")
+        start = time.perf_counter()
+        config = training_config(run_sizes.msmarco_run, eval_before=False, show_progress_bar=True)
+        rerankers[name], made[name] = msmarco_reranker(run_sizes, rows, config, device=device)
+        seconds[f"train {name}"] = time.perf_counter() - start
+    log("retrieving with all-MiniLM-L6-v2")
+    start = time.perf_counter()
+    dense = timed_retrieval(load_start(MINILM), data.test, top_k=BM25_DEPTH)
+    seconds["dense retrieval"] = time.perf_counter() - start
+    stages = {"BM25 (Anserini)": bm25_first_stage(data.test), "all-MiniLM-L6-v2": dense.run}
+    log("re-ranking")
+    start = time.perf_counter()
+    table, per_query = rerank_grid(stages, rerankers, data.test, BM25_DEPTH)
+    seconds["re-ranking"] = time.perf_counter() - start
+    return {
+        "k": BM25_DEPTH,
+        "rerankers": made,
+        "rows": table.reset_index().to_dict(orient="records"),
+        "per_query_rr@10": per_query,
+        "notes": list(data.notes),
+        "seconds_by_part": seconds,
+        "files": [str(f) for f in data.files],
+    }
