@@ -212,11 +212,12 @@ def _checked(seeds: Sequence[int], variants: Mapping[str, Variant]) -> list[int]
     return seeds
 
 
-def verdict(result: SeededRuns, a: str, b: str = START) -> Verdict:
+def verdict(result: SeededRuns | pd.DataFrame, a: str, b: str = START) -> Verdict:
     """Is variant ``a`` better or worse than ``b`` (another variant, or the start model) beyond
     the seed spread? Beyond means the seed ranges do not overlap; one seed has no spread, so
-    no verdict is given."""
-    table = result.table
+    no verdict is given. ``result``: the runs, or their :func:`summarize` table (a recorded
+    run's)."""
+    table = result if isinstance(result, pd.DataFrame) else result.table
     for name in (a, b):
         if name not in table.index:
             raise KeyError(f"{name!r} is not a row of the runs; rows: {list(table.index)}")
@@ -238,7 +239,7 @@ def verdict(result: SeededRuns, a: str, b: str = START) -> Verdict:
     return Verdict(a, b, difference, beyond, f"{head}; {tail}.")
 
 
-def verdicts(result: SeededRuns, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
+def verdicts(result: SeededRuns | pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
     """:func:`verdict` for each ``(a, b)``: one row each (``a``, ``b``, ``difference``,
     ``beyond spread``, ``verdict``)."""
     rows = []

@@ -134,3 +134,34 @@ def test_rerank_grid_by_hand():
     assert rows["first stage recall@3"].tolist() == pytest.approx([1.0] * 3)
     assert rows["random order of top 3"].tolist() == pytest.approx([(1 + 1 / 2 + 1 / 3) / 3] * 3)
     assert per_query["first"]["perfect"] == {"q1": 1.0, "q2": 1.0}
+
+
+def test_the_recorded_study_agrees_with_its_per_query_values():
+    """Every row of the recorded re-ranking study is recomputed from the RR@10 it stores query
+    by query: the mean, and the paired bootstrap of the change over the first stage alone."""
+    from sbert_tutor.book.bootstrap import paired_bootstrap
+    from sbert_tutor.book.chapters.reranking import RERANK_RECORD, TRAINED, WEAK, study_table
+    from sbert_tutor.book.recorded import recorded_results
+
+    record = recorded_results(RERANK_RECORD)
+    assert record["profile"] == "t4" and record["provenance"]["profile"] == "t4"
+    table = study_table(record)
+    per_query = record["per_query_rr@10"]
+    assert set(table.index.get_level_values(1)) == {"none", WEAK, TRAINED}
+    for (stage, name), row in table.iterrows():
+        values = per_query[stage][name]
+        assert values.keys() == per_query[stage]["none"].keys()
+        assert row["mrr@10"] == pytest.approx(sum(values.values()) / len(values))
+        if name == "none":
+            continue
+        queries = list(values)
+        boot = paired_bootstrap(
+            [values[q] for q in queries], [per_query[stage]["none"][q] for q in queries]
+        )
+        assert (row["change"], row["95% low"], row["95% high"]) == pytest.approx(
+            (boot.change, boot.low, boot.high)
+        )
+        assert row["better / worse queries"] == f"{boot.better} / {boot.worse}"
+    # the trained re-ranker is the t4 profile's: two epochs over its rows, batch 16
+    assert "1000 steps of 16" in record["rerankers"][TRAINED]
+    assert "30 steps of 16" in record["rerankers"][WEAK]

@@ -10,7 +10,7 @@ of its seeded runs (:func:`feature_variants`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,7 @@ from sbert_tutor.losses import (
 from sbert_tutor.results import Result
 
 __all__ = [
+    "ABLATION_RECORD",
     "ClassificationSizes",
     "FEATURE_SETS",
     "ProbeResult",
@@ -56,6 +57,7 @@ __all__ = [
     "fit_probe",
     "head_block_means",
     "linear_probe",
+    "plot_ablation_curves",
     "paper_aspects",
     "probe_accuracy",
     "refit_probes",
@@ -408,3 +410,25 @@ def feature_variants(
     """One softmax variant per feature set, named like ``"(u, v, |u-v|)"``: the ``variants``
     of :func:`~sbert_tutor.book.seeds.seeded_variants`."""
     return {feature_label(fs): ("softmax", {"features": check_features(fs)}) for fs in feature_sets}
+
+
+#: The recorded longer ablation the chapter shows (``benchmarks/feature_ablation.py``).
+ABLATION_RECORD = "feature_ablation_cpu_2threads"
+
+
+def plot_ablation_curves(record: Mapping[str, Any], ax=None):
+    """The recorded ablation's STSb dev Spearman x100 against the optimizer step, one line per
+    feature set (its first seed's evaluation points), from the start model's score at step 0."""
+    from sbert_tutor.book.figures import new_axes
+
+    ax = new_axes(ax, figsize=(7, 3.5))
+    start = record["start_spearman"]
+    for name, points in record["curves"].items():
+        metric = next(k for k in points[0] if k.endswith("_spearman"))
+        steps = [0, *(p["step"] for p in points)]
+        ax.plot(steps, [start, *(p[metric] for p in points)], "o-", ms=3, label=name)
+    ax.axhline(start, color="grey", ls=":", lw=1, label="start (no training)")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("STSb dev Spearman x100 (cosine)")
+    ax.legend(fontsize=8)
+    return ax

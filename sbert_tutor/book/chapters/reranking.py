@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.book.bootstrap import PairedBootstrap, paired_bootstrap
+from sbert_tutor.book.bootstrap import PairedBootstrap, interval_verdict, paired_bootstrap
 from sbert_tutor.book.cost import median_seconds
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.seeds import SeededRuns, Verdict, seeded_variants, summarize, verdict
@@ -59,6 +59,7 @@ __all__ = [
     "CROSS",
     "CrossVsBi",
     "RerankData",
+    "RERANK_RECORD",
     "RerankingSizes",
     "Retrieval",
     "SIZES",
@@ -69,10 +70,12 @@ __all__ = [
     "bm25_first_stage",
     "first_relevant_moves",
     "first_stage_ceiling",
+    "grid_values",
     "load_rerank_data",
     "msmarco_reranker",
     "pair_rates",
     "plot_mrr_vs_k",
+    "plot_rerank_grid",
     "published_reranker",
     "random_order_rr",
     "rerank_change",
@@ -81,6 +84,7 @@ __all__ = [
     "rerank_table",
     "rerank_verdict",
     "stsb_cross_vs_bi",
+    "study_table",
     "timed_retrieval",
     "timed_scores",
 ]
@@ -674,3 +678,63 @@ def rerank_study(
         "seconds_by_part": seconds,
         "files": [str(f) for f in data.files],
     }
+
+
+#: The recorded study the chapter shows (``benchmarks/rerank_study.py --profile t4 --device cpu``).
+RERANK_RECORD = "rerank_study_t4_cpu_2threads"
+
+
+def study_table(record: Mapping[str, Any]) -> pd.DataFrame:
+    """The recorded :func:`rerank_study`'s rows as :func:`rerank_grid` returns them."""
+    return pd.DataFrame(record["rows"]).set_index(["first stage", "re-ranker"])
+
+
+def plot_rerank_grid(table: pd.DataFrame, ax=None, title: str | None = None):
+    """MRR@10 of each first stage alone and re-ranked by each re-ranker (bars, 95% intervals of
+    the change drawn on the re-ranked bars), and the random order of the top k (dashed)."""
+    ax = new_axes(ax, figsize=(7, 3.2))
+    stages = list(dict.fromkeys(table.index.get_level_values(0)))
+    names = list(dict.fromkeys(table.index.get_level_values(1)))
+    width = 0.8 / len(names)
+    for j, name in enumerate(names):
+        rows = table.xs(name, level=1).reindex(stages)
+        x = np.arange(len(stages)) + (j - (len(names) - 1) / 2) * width
+        base = table.xs("none", level=1).reindex(stages)["mrr@10"].to_numpy()
+        errors = None
+        if name != "none":
+            low = base + rows["95% low"].to_numpy()
+            high = base + rows["95% high"].to_numpy()
+            errors = [rows["mrr@10"] - low, high - rows["mrr@10"]]
+        label = "first stage alone" if name == "none" else f"re-ranked: {name}"
+        ax.bar(x, rows["mrr@10"], width, label=label, color=f"C{j}", yerr=errors, capsize=3)
+    floor = table.filter(like="random order").iloc[:, 0].groupby(level=0).first().reindex(stages)
+    for i, value in enumerate(floor):
+        ax.hlines(value, i - 0.45, i + 0.45, colors="k", linestyles="--", lw=1)
+    ax.plot([], [], "k--", lw=1, label=floor.name.replace("random order", "a random order"))
+    ax.set_xticks(np.arange(len(stages)), stages)
+    ax.set_ylabel("MRR@10")
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return ax
+
+
+def grid_values(table: pd.DataFrame) -> dict[str, str]:
+    """The numbers the chapter glues from a :func:`rerank_grid` table: for each first stage
+    (``bm25``, ``dense``) and re-ranker (its position: ``r1``, ``r2``), MRR@10 alone and
+    re-ranked, the change with its interval in words, and the random-order floor."""
+    stages = list(dict.fromkeys(table.index.get_level_values(0)))
+    names = [n for n in dict.fromkeys(table.index.get_level_values(1)) if n != "none"]
+    out: dict[str, str] = {}
+    for key, stage in zip(("bm25", "dense"), stages, strict=False):
+        alone = table.loc[(stage, "none")]
+        out[f"{key}_alone"] = f"{alone['mrr@10']:.3f}"
+        out[f"{key}_random"] = f"{alone.filter(like='random order').iloc[0]:.3f}"
+        for i, name in enumerate(names, 1):
+            row = table.loc[(stage, name)]
+            out[f"{key}_r{i}"] = f"{row['mrr@10']:.3f}"
+            out[f"{key}_r{i}_change"] = (
+                f"{row['change']:+.3f} [{row['95% low']:+.3f}, {row['95% high']:+.3f}], "
+                f"{interval_verdict(row['95% low'], row['95% high'])} than the first stage alone"
+            )
+    return out
