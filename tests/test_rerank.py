@@ -22,7 +22,7 @@ from sbert_tutor.data.msmarco import (
 )
 from sbert_tutor.encoders.cross_encoder import CrossEncoder
 from sbert_tutor.metrics import evaluate_run, rank_documents
-from sbert_tutor.search.rerank import cross_encoder_scores, merge_reranked, rerank
+from sbert_tutor.search.rerank import BiEncoderScorer, cross_encoder_scores, merge_reranked, rerank
 from tests.conftest import needs_data, shared_data
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -202,3 +202,20 @@ def test_docstring_examples_run():
     assert doctest.testmod(rerank_module).failed == 0
     example = split_queries(["q1", "q2", "q3", "q4"], n_test=1, seed=0)
     assert (example.test, example.train) == (("q4",), ("q1", "q2", "q3"))  # as its docstring
+
+
+def test_the_bi_encoder_scorer_scores_by_the_cosine():
+    class Fixed:
+        vectors = {"q": [3.0, 4.0], "a": [3.0, 4.0], "b": [4.0, -3.0], "c": [-3.0, -4.0]}
+
+        def encode(self, texts, batch_size=32, normalize_embeddings=False, show_progress_bar=None):
+            x = np.array([self.vectors[t] for t in texts])
+            return x / np.linalg.norm(x, axis=1, keepdims=True) if normalize_embeddings else x
+
+    scores = BiEncoderScorer(Fixed()).predict([("q", "a"), ("q", "b"), ("q", "c")])
+    np.testing.assert_allclose(scores, [1.0, 0.0, -1.0], atol=1e-7)
+    assert scores.dtype == np.float32
+    halved = BiEncoderScorer(Fixed()).predict([("q", "a")], activation_fn=lambda t: t / 2)
+    np.testing.assert_allclose(halved, [0.5], atol=1e-7)
+    with pytest.raises(TypeError):
+        BiEncoderScorer(Fixed()).predict([("q", "a")], activaton_fn=torch.nn.Identity())

@@ -24,7 +24,9 @@ is why :math:`k` is small and the bi-encoder does the search.
   candidates (one batched ``predict`` over every pair);
 * :func:`merge_reranked` -- the pure re-ordering above, from scores already computed (one
   scoring of the top :math:`K` serves every :math:`k \le K`);
-* :func:`rerank` -- both.
+* :func:`rerank` -- both;
+* :class:`BiEncoderScorer` -- a bi-encoder read as a pair scorer, :math:`s_{\text{bi}}(q, d)` for
+  each pair (a re-ranker or a teacher that is a bi-encoder).
 
 The returned runs are ``{qid: {pid: score}}``, what
 :func:`sbert_tutor.metrics.evaluate_run` and :mod:`sbert_tutor.evaluation.retrieval` score.
@@ -32,12 +34,14 @@ The returned runs are ``{qid: {pid: score}}``, what
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
+
+import numpy as np
 
 from sbert_tutor.metrics import Run, rank_documents
 
-__all__ = ["PairScorer", "cross_encoder_scores", "merge_reranked", "rerank"]
+__all__ = ["BiEncoderScorer", "PairScorer", "cross_encoder_scores", "merge_reranked", "rerank"]
 
 
 class PairScorer(Protocol):
@@ -47,6 +51,50 @@ class PairScorer(Protocol):
     def predict(
         self, inputs: Any, batch_size: int = 32, show_progress_bar: bool | None = None
     ) -> Any: ...
+
+
+class BiEncoderScorer:
+    r"""A bi-encoder read as a :class:`PairScorer`: ``predict`` scores each ``(query, passage)``
+    pair by the cosine of the two embeddings, :math:`s_{\text{bi}}(q, d) = \cos(u_q, v_d)`, as a
+    cross-encoder's ``predict`` scores it. Each distinct text is encoded once.
+
+    Args:
+        encoder: anything with ``encode(texts, batch_size=, normalize_embeddings=,
+            show_progress_bar=)`` (a :class:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder`
+            or sentence-transformers' ``SentenceTransformer``).
+    """
+
+    def __init__(self, encoder: Any) -> None:
+        self.encoder = encoder
+        self.name = getattr(encoder, "name", "bi-encoder")
+
+    def predict(
+        self,
+        pairs: Sequence[Sequence[str]],
+        batch_size: int = 32,
+        show_progress_bar: bool | None = None,
+        activation_fn: Callable[[Any], Any] | None = None,
+    ) -> np.ndarray:
+        """Cosine of each pair (float32); ``activation_fn`` (as a cross-encoder's ``predict``
+        takes it) applied to the cosines, as a torch tensor, when given."""
+        texts = list(dict.fromkeys(t for pair in pairs for t in pair[:2]))
+        emb = np.asarray(
+            self.encoder.encode(
+                texts,
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=bool(show_progress_bar),
+            )
+        )
+        row = {t: i for i, t in enumerate(texts)}
+        q = emb[[row[p[0]] for p in pairs]]
+        d = emb[[row[p[1]] for p in pairs]]
+        scores = (q * d).sum(axis=1).astype(np.float32)
+        if activation_fn is not None:
+            import torch
+
+            scores = activation_fn(torch.from_numpy(scores)).detach().cpu().numpy()
+        return scores
 
 
 def _check_k(k: int | None) -> None:

@@ -170,27 +170,6 @@ def test_a_variant_always_worse_is_called_lower():
     assert verdicts.loc["dense negatives, filtered", "MRR@10 change [95%]"].startswith("-0.500")
 
 
-def test_the_bi_encoder_teacher_scores_by_the_cosine():
-    import numpy as np
-
-    class Fixed:
-        vectors = {"q": [3.0, 4.0], "a": [3.0, 4.0], "b": [4.0, -3.0], "c": [-3.0, -4.0]}
-
-        def encode(self, texts, batch_size=32, normalize_embeddings=False, show_progress_bar=None):
-            x = np.array([self.vectors[t] for t in texts])
-            return x / np.linalg.norm(x, axis=1, keepdims=True) if normalize_embeddings else x
-
-    scores = chapter.BiEncoderTeacher(Fixed()).predict([("q", "a"), ("q", "b"), ("q", "c")])
-    np.testing.assert_allclose(scores, [1.0, 0.0, -1.0], atol=1e-7)
-    assert scores.dtype == np.float32
-    import torch
-
-    halved = chapter.BiEncoderTeacher(Fixed()).predict([("q", "a")], activation_fn=lambda t: t / 2)
-    np.testing.assert_allclose(halved, [0.5], atol=1e-7)
-    with pytest.raises(TypeError):
-        chapter.BiEncoderTeacher(Fixed()).predict([("q", "a")], activaton_fn=torch.nn.Identity())
-
-
 @needs_data
 def test_the_split_keeps_test_queries_out_of_training():
     sizes = chapter.RetrieverSizes(start="unused", test_queries=100, other_passages=0)

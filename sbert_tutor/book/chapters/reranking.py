@@ -15,6 +15,11 @@ appears as its published numbers (:func:`published_reranker`). One scoring of
 the deepest :math:`K` candidates serves every :math:`k \le K`
 (:func:`~sbert_tutor.search.rerank.merge_reranked`): :func:`rerank_table` and
 :func:`plot_mrr_vs_k`.
+
+Part 3 asks which re-ranker helps which first stage: BM25's top 20 (:func:`bm25_first_stage`)
+and the bi-encoder's, each re-ranked by each pair scorer, beside the MRR@10 of a random order
+(:func:`random_order_rr`, :func:`rerank_grid`, :func:`plot_rerank_grid`); the recorded
+:func:`rerank_study` trains a cross-encoder longer (``benchmarks/rerank_study.py``).
 """
 
 from __future__ import annotations

@@ -48,7 +48,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import torch
 from tqdm.auto import tqdm
 
 from sbert_tutor.book.bootstrap import interval_verdict, paired_bootstrap
@@ -73,6 +72,7 @@ from sbert_tutor.data.msmarco import (
 )
 from sbert_tutor.evaluation.retrieval import encode_corpus, evaluate_retrieval
 from sbert_tutor.metrics import evaluate_run, evaluate_run_per_query
+from sbert_tutor.search.rerank import BiEncoderScorer
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.hard_negatives import mine_hard_negatives, teacher_margins
 from sbert_tutor.training.recipe import fit
@@ -89,7 +89,6 @@ __all__ = [
     "MEASURES",
     "SIZES",
     "VARIANTS",
-    "BiEncoderTeacher",
     "RetrieverData",
     "RetrieverSizes",
     "bootstrap_table",
@@ -333,38 +332,6 @@ def rerank_quality(cross_encoder: Any, data: RetrieverData) -> dict[str, float]:
     return {"bm25_top20_mrr@10": mrr(bm25), "reranked_top20_mrr@10": mrr(reranked)}
 
 
-class BiEncoderTeacher:
-    """A bi-encoder read as a teacher: ``predict`` scores (query, passage) pairs by the cosine of
-    their embeddings, as :func:`~sbert_tutor.training.hard_negatives.teacher_margins` and
-    :func:`rerank_quality` call a cross-encoder."""
-
-    def __init__(self, encoder: Any) -> None:
-        self.encoder = encoder
-        self.name = getattr(encoder, "name", "bi-encoder")
-
-    def predict(
-        self,
-        pairs: Sequence[Sequence[str]],
-        batch_size: int = 32,
-        activation_fn: Callable[[torch.Tensor], torch.Tensor] | None = None,
-    ) -> np.ndarray:
-        """Cosine of each pair, each distinct text encoded once; ``activation_fn`` (as a
-        cross-encoder's ``predict`` takes it) applied to the cosines when given."""
-        texts = list(dict.fromkeys(t for pair in pairs for t in pair[:2]))
-        emb = np.asarray(
-            self.encoder.encode(
-                texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
-            )
-        )
-        row = {t: i for i, t in enumerate(texts)}
-        q = emb[[row[p[0]] for p in pairs]]
-        d = emb[[row[p[1]] for p in pairs]]
-        scores = (q * d).sum(axis=1).astype(np.float32)
-        if activation_fn is not None:
-            scores = activation_fn(torch.from_numpy(scores)).detach().cpu().numpy()
-        return scores
-
-
 def mined_sets(
     data: RetrieverData,
     miner: Any,
@@ -462,7 +429,7 @@ def run_study(
         }
         say(f"cross-encoder teacher: {out['teachers']['cross-encoder']}")
     if "Margin-MSE from a bi-encoder" in variants:
-        teachers["bi-encoder"] = BiEncoderTeacher(miner)
+        teachers["bi-encoder"] = BiEncoderScorer(miner)
         out["teachers"]["bi-encoder"] = {
             "model": f"{start_label(sizes.miner)} (cosine)",
             **rerank_quality(teachers["bi-encoder"], data),
