@@ -83,7 +83,7 @@ def test_rerank_table_by_hand():
     [
         ("abcdef", {"c"}, 6),
         ("abcdef", {"a", "e"}, 5),
-        ("abcdefghijkl", {"b", "c", "d"}, 12),
+        ("abcdefghijkl", {"b", "c", "d"}, 7),
         ("abcdefghijkl", {"k"}, 4),
         ("abcdefghijkl", {"z"}, 4),
     ],
