@@ -738,8 +738,12 @@ def grid_values(table: pd.DataFrame) -> dict[str, str]:
         for i, name in enumerate(names, 1):
             row = table.loc[(stage, name)]
             out[f"{key}_r{i}"] = f"{row['mrr@10']:.3f}"
+            where = {
+                "higher": "above the first stage alone",
+                "lower": "below the first stage alone",
+                "no difference": "an interval that holds 0: these queries cannot tell the two apart",
+            }[interval_verdict(row["95% low"], row["95% high"])]
             out[f"{key}_r{i}_change"] = (
-                f"{row['change']:+.3f} [{row['95% low']:+.3f}, {row['95% high']:+.3f}], "
-                f"{interval_verdict(row['95% low'], row['95% high'])} than the first stage alone"
+                f"{row['change']:+.3f} [{row['95% low']:+.3f}, {row['95% high']:+.3f}], {where}"
             )
     return out
