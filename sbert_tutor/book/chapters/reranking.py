@@ -25,7 +25,7 @@ and the bi-encoder's, each re-ranked by each pair scorer, beside the MRR@10 of a
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -54,7 +54,7 @@ from sbert_tutor.encoders.cross_encoder import CrossEncoder
 from sbert_tutor.encoders.protocol import Encoder
 from sbert_tutor.evaluation.retrieval import encode_corpus, retrieve
 from sbert_tutor.metrics import Run, evaluate_run, evaluate_run_per_query
-from sbert_tutor.search.rerank import cross_encoder_scores, merge_reranked
+from sbert_tutor.search.rerank import PairScorer, cross_encoder_scores, merge_reranked
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.recipe import fit
 
@@ -583,7 +583,7 @@ def random_order_rr(ranking: Sequence[str], relevant: set[str], k: int, cutoff: 
 
 def rerank_grid(
     first_stages: Mapping[str, Run],
-    rerankers: Mapping[str, CrossEncoder],
+    rerankers: Mapping[str, PairScorer],
     data: MSMarcoData,
     k: int = BM25_DEPTH,
 ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
@@ -641,7 +641,7 @@ WEAK, TRAINED = "weak (quick profile's run)", "trained (this profile's run)"
 
 
 def rerank_study(
-    sizes: RerankingSizes, device: str | None = None, log: Any = print
+    sizes: RerankingSizes, device: str | None = None, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Chapter 14's recorded study: two first stages (BM25's top 20, all-MiniLM-L6-v2's top 20)
     and two re-rankers (the quick profile's 30-step cross-encoder and ``sizes``' trained one,
