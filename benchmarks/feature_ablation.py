@@ -8,7 +8,7 @@ and batch size), with SBERT's learning rate (``--lr``, 2e-5) for one epoch over 
 (Spearman x100 of the cosine) at the end and, for each variant's first seed, every
 ``--eval-every`` steps.
 
-Example (about 40 minutes on two CPU cores; ``--json auto`` writes
+Example (46 minutes on two AVX2 CPU cores; ``--json auto`` writes
 ``sbert_tutor/book/results/feature_ablation_cpu_<threads>threads.json``)::
 
     SBERT_TUTOR_DATA=/path/to/data HF_HUB_OFFLINE=1 python benchmarks/feature_ablation.py \\
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--lr", type=float, default=2e-5, help="peak learning rate (SBERT's: 2e-5)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1], help="one run per seed")
     p.add_argument("--eval-every", type=int, default=200, help="steps between curve points")
-    p.add_argument("--json", default=None, help="results file ('auto': named by steps and CPU)")
+    p.add_argument("--json", default=None, help="results file ('auto': named by the torch threads)")
     args = p.parse_args(argv)
 
     import torch

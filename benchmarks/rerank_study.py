@@ -1,6 +1,6 @@
 """The re-ranking chapter's study, recorded: two first stages, two re-rankers.
 
-Not a test: a run too long for the book's quick profile (about half an hour on two CPU cores),
+Not a test: a run too long for the book's quick profile (31 minutes on two AVX2 CPU cores),
 recorded once with its provenance and shown beside the chapter's live quick run. It calls
 :func:`sbert_tutor.book.chapters.reranking.rerank_study` with a profile's sizes (the chapter
 module's ``SIZES``): BM25's and all-MiniLM-L6-v2's top 20 of the held-out dev-subset queries,
