@@ -165,3 +165,23 @@ def test_the_recorded_study_agrees_with_its_per_query_values():
     # the trained re-ranker is the t4 profile's: two epochs over its rows, batch 16
     assert "1000 steps of 16" in record["rerankers"][TRAINED]
     assert "30 steps of 16" in record["rerankers"][WEAK]
+
+
+def test_rerank_grid_reuses_scores_already_computed():
+    """Scores given for a (first stage, re-ranker) are used as they are: the scorer is not called
+    for that pair, and the row equals the one it would have computed."""
+    data = _data()
+    data = MSMarcoData(**{**data.__dict__, "corpus": {p: p for p in "abcxyz"}})
+    first = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"x": 0.9, "y": 0.5, "z": 0.1}}
+    table = {(q, p): float(p in "cx") for q in "ab" for p in "abcxyz"}
+    computed, _ = rerank_grid({"first": first}, {"perfect": _Oracle(table)}, data, k=3)
+
+    class Refuses:
+        def predict(self, pairs, batch_size=32, show_progress_bar=None):
+            raise AssertionError("scored again")
+
+    known = {q: {p: float(p in "cx") for p in first[q]} for q in first}
+    reused, _ = rerank_grid(
+        {"first": first}, {"perfect": Refuses()}, data, k=3, scored={("first", "perfect"): known}
+    )
+    pd.testing.assert_frame_equal(reused, computed)

@@ -586,8 +586,11 @@ def rerank_grid(
     rerankers: Mapping[str, PairScorer],
     data: MSMarcoData,
     k: int = BM25_DEPTH,
+    scored: Mapping[tuple[str, str], Mapping[str, Mapping[str, float]]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
-    """Every re-ranker on every first stage's top ``k``, on the same queries.
+    """Every re-ranker on every first stage's top ``k``, on the same queries; ``scored`` holds
+    scores a re-ranker already gave a first stage's candidates (its first ``k`` or more, as
+    :func:`timed_scores` returns them), keyed ``(first stage, re-ranker)``: not computed again.
 
     Returns a table (one row per first stage and re-ranker, ``"none"`` for the first stage
     alone): MRR@10, nDCG@10, the first stage's recall@k, the MRR@10 a random order of its top k
@@ -602,7 +605,9 @@ def rerank_grid(
     for stage, run in first_stages.items():
         runs = {"none": run}
         for name, model in rerankers.items():
-            scores = cross_encoder_scores(model, data.queries, run, data.corpus, k, 32, None)
+            scores = (scored or {}).get((stage, name))
+            if scores is None:
+                scores = cross_encoder_scores(model, data.queries, run, data.corpus, k, 32, None)
             runs[name] = merge_reranked(run, scores, k)
         measured = {
             n: evaluate_run_per_query(r, data.qrels, [10, k], threshold) for n, r in runs.items()
