@@ -55,89 +55,83 @@ class CountingEncoder:
         )
 
 
-# --------------------------------------------------------------------------- gradient by hand
-def test_anchor_gradient_by_hand_two_orthonormal_pairs():
+# --------------------------------------------------------------------------- gradients
+# Chapters 9 and 10 write the anchor gradients by hand on the page and check them against
+# autograd; these are the facts they derive, on the library's losses.
+def test_mnrl_anchor_gradient_two_orthonormal_pairs():
     # scale 1, a = p = I_2: row 0 softmax is (e, 1) / (e + 1), weights P - onehot = (-1, 1) / (e + 1)
     # pull/push = (-1, 1)/(e+1) - (-1/(e+1)) * a_0 = (0, 1/(e+1)); times s / N = 1/2
     a = torch.eye(2, dtype=torch.float64)
-    grad = gradients.mnrl_anchor_gradient(a, a.clone(), scale=1.0)
+    (grad,) = gradients.autograd_gradients(lambda x: multiple_negatives_ranking(x, a, scale=1.0), a)
     expected = torch.tensor([[0.0, 0.5 / (E + 1)], [0.5 / (E + 1), 0.0]], dtype=torch.float64)
     torch.testing.assert_close(grad, expected)
-    torch.testing.assert_close(
-        gradients.autograd_anchor_gradient(multiple_negatives_ranking, a, a.clone(), None, 1.0),
-        expected,
-    )
 
 
-def test_anchor_gradient_matches_autograd_with_hard_negatives_and_unnormalised_inputs():
-    g = torch.Generator().manual_seed(0)
-    a = 3 * torch.randn(5, 4, generator=g, dtype=torch.float64)
-    p = torch.randn(5, 4, generator=g, dtype=torch.float64)
-    q = torch.randn(5, 2, 4, generator=g, dtype=torch.float64)
-    for scale in (1.0, 20.0):
-        hand = gradients.mnrl_anchor_gradient(a, p, q, scale)
-        auto = gradients.autograd_anchor_gradient(multiple_negatives_ranking, a, p, q, scale)
-        assert torch.allclose(hand, auto, atol=1e-12)
-    table = gradients.mnrl_gradient_check(a.float(), p.float(), q.float(), scales=(1.0, 20.0))
-    assert list(table["candidates K"]) == [15, 15]
-    assert (table["max |by hand - autograd|"] < 1e-12).all()
-
-
-def test_anchor_gradient_is_tangent_to_the_unit_sphere():
+def test_mnrl_anchor_gradient_is_tangent_to_the_unit_sphere():
     # the cosine does not change along a_i itself, so the gradient is orthogonal to it
     g = torch.Generator().manual_seed(1)
     a = torch.randn(4, 3, generator=g, dtype=torch.float64)
-    grad = gradients.mnrl_anchor_gradient(a, torch.randn(4, 3, generator=g, dtype=torch.float64))
+    p = torch.randn(4, 3, generator=g, dtype=torch.float64)
+    (grad,) = gradients.autograd_gradients(lambda x: multiple_negatives_ranking(x, p), a)
     assert torch.allclose((grad * a).sum(dim=1), torch.zeros(4, dtype=torch.float64), atol=1e-12)
 
 
-def test_supmpn_anchor_gradient_matches_autograd():
-    # the derived gradient of eq. 7 (chapter 10) against autograd through the library's loss,
-    # with several positives (own other positives left out of each denominator) and negatives
-    g = torch.Generator().manual_seed(2)
-    a = 2 * torch.randn(4, 5, generator=g, dtype=torch.float64)
-    p = torch.randn(4, 3, 5, generator=g, dtype=torch.float64)
-    q = torch.randn(4, 2, 5, generator=g, dtype=torch.float64)
-    for tau in (1.0, 0.05):
-        hand = gradients.supmpn_anchor_gradient(a, p, q, tau)
-        auto = gradients.autograd_anchor_gradient(supmpn, a, p, q, tau)
-        assert torch.allclose(hand, auto, atol=1e-12), tau
-    # with P = 1 it is the MNRL gradient at scale 1 / tau
-    torch.testing.assert_close(
-        gradients.supmpn_anchor_gradient(a, p[:, :1], q, 0.05),
-        gradients.mnrl_anchor_gradient(a, p[:, 0], q, 20.0),
-    )
-    table = gradients.supmpn_gradient_check(a.float(), p.float(), q.float())
-    assert list(table["positives P"]) == [3, 3]
-    assert (table["max |by hand - autograd|"] < 1e-12).all()
-
-
-def test_supmpn_gradient_would_differ_if_own_positives_were_in_the_denominator():
-    # the by-hand formula is specific: adding the own other positives to D_ik changes the loss,
-    # and the autograd gradient of that variant is far from the derived one
+def test_supmpn_leaves_own_positives_out_of_the_denominator():
+    # SupCon-style: the own other positives in D_ik change the loss, and its gradient is far from
+    # the library's SupMPN (eq. 7)
     g = torch.Generator().manual_seed(3)
     a = torch.randn(3, 4, generator=g, dtype=torch.float64)
     p = torch.randn(3, 2, 4, generator=g, dtype=torch.float64)
     q = torch.randn(3, 1, 4, generator=g, dtype=torch.float64)
-    x = a.clone().requires_grad_(True)
     cands = torch.cat([p.reshape(-1, 4), q.reshape(-1, 4)])
-    logits = torch.nn.functional.normalize(x, dim=1) @ torch.nn.functional.normalize(cands, dim=1).T
-    own = logits[:, :6].view(3, 3, 2)[torch.arange(3), torch.arange(3)]  # [N, P]
-    (torch.logsumexp(logits, dim=1, keepdim=True) - own).mean().backward()
-    assert not torch.allclose(x.grad, gradients.supmpn_anchor_gradient(a, p, q, 1.0), atol=1e-6)
+
+    def supcon_style(x):
+        logits = (
+            torch.nn.functional.normalize(x, dim=1) @ torch.nn.functional.normalize(cands, dim=1).T
+        )
+        own = logits[:, :6].view(3, 3, 2)[torch.arange(3), torch.arange(3)]  # [N, P]
+        return (torch.logsumexp(logits, dim=1, keepdim=True) - own).mean()
+
+    (theirs,) = gradients.autograd_gradients(supcon_style, a)
+    (ours,) = gradients.autograd_gradients(lambda x: supmpn(x, p, q, 1.0), a)
+    assert not torch.allclose(theirs, ours, atol=1e-6)
+
+
+def test_compare_gradients_reports_and_fails_on_a_wrong_gradient():
+    x = torch.tensor([[1.0, -2.0], [0.5, 3.0]], dtype=torch.float64)
+    (grad,) = gradients.autograd_gradients(lambda t: (t**2).sum(), x)
+    torch.testing.assert_close(grad, 2 * x)
+    assert x.grad is None  # the input is left as it was
+    table = gradients.compare_gradients({"d/dx": (grad, 2 * x)})
+    assert table.loc["d/dx", "max |autograd|"] == 6.0
+    assert table.loc["d/dx", "max |autograd - by hand|"] == 0.0
+    assert table.loc["d/dx", "shape"] == (2, 2)
+    with pytest.raises(AssertionError, match="d/dx"):
+        gradients.compare_gradients({"d/dx": (grad, x)})  # the factor 2 forgotten
 
 
 # --------------------------------------------------------------------------- scale, candidates
-def test_scale_sweep_identity_batch():
+def test_ranking_stats_identity_batch():
+    # chapter 9's scale sweep reads each scale with ranking_stats: a = p = I_3, scale 1: the own
+    # positive has e against 1 + 1
     b = one_hot_batch(3)
-    sweep = multiple_negatives_ranking_ch.scale_sweep(b.anchors, b.positives, scales=(1, 20))
-    first = sweep.iloc[0]
-    assert first["loss"] == pytest.approx(-math.log(E / (E + 2)), abs=1e-6)  # 0.5514
-    assert first["p(positive)"] == pytest.approx(E / (E + 2), abs=1e-6)
-    assert first["chance log K"] == pytest.approx(math.log(3))
-    assert first["temperature"] == 1.0
-    assert (sweep["top-1 accuracy %"] == 100.0).all()
-    assert sweep.iloc[1]["loss"] == pytest.approx(-math.log(E**20 / (E**20 + 2)), abs=1e-6)
+    stats = multiple_negatives_ranking_ch.ranking_stats(b.anchors, b.positives, scale=1.0)
+    assert stats["loss"] == pytest.approx(-math.log(E / (E + 2)), abs=1e-6)  # 0.5514
+    assert stats["p(positive)"] == pytest.approx(E / (E + 2), abs=1e-6)
+    assert stats["top-1 accuracy %"] == 100.0
+    sharp = multiple_negatives_ranking_ch.ranking_stats(b.anchors, b.positives, scale=20.0)
+    assert sharp["loss"] == pytest.approx(-math.log(E**20 / (E**20 + 2)), abs=1e-6)
+    assert sharp["loss"] == pytest.approx(float(multiple_negatives_ranking(b.anchors, b.positives)))
+
+
+def test_ranking_stats_counts_hard_negatives_as_candidates():
+    # the batch-size sweep's batches with hard negatives: own e, other positive 1, own negative
+    # e^-1, other negative 1; the own positive is still column i
+    a = torch.eye(2, 4)
+    stats = multiple_negatives_ranking_ch.ranking_stats(a, torch.cat([a, -a]), scale=1.0)
+    assert stats["loss"] == pytest.approx(-math.log(E / (E + 2 + 1 / E)), abs=1e-6)
+    wrong = multiple_negatives_ranking_ch.ranking_stats(a, torch.cat([-a, a]), scale=1.0)
+    assert wrong["top-1 accuracy %"] == 0.0
 
 
 def test_candidate_table_kinds_probabilities_and_gradient_weight():
@@ -160,30 +154,6 @@ def test_candidate_table_kinds_probabilities_and_gradient_weight():
 
 
 # --------------------------------------------------------------------------- batch size, hard negatives
-def test_batch_size_sweep_hand_values():
-    a = torch.eye(4)
-    sweep = multiple_negatives_ranking_ch.batch_size_sweep(
-        a, a.clone(), batch_sizes=(2, 4), scale=1.0
-    )
-    assert list(sweep["batches"]) == [2, 1]
-    assert sweep.iloc[0]["loss"] == pytest.approx(-math.log(E / (E + 1)), abs=1e-6)  # 0.3133
-    assert sweep.iloc[1]["loss"] == pytest.approx(-math.log(E / (E + 3)), abs=1e-6)  # 0.7436
-    assert list(sweep["chance log K"]) == pytest.approx([math.log(2), math.log(4)])
-    assert sweep.iloc[1]["log K - loss"] == pytest.approx(math.log(4) + math.log(E / (E + 3)))
-    with pytest.raises(ValueError, match="batch sizes"):
-        multiple_negatives_ranking_ch.batch_size_sweep(a, a, batch_sizes=(8,))
-
-
-def test_batch_size_sweep_counts_hard_negatives_as_candidates():
-    a = torch.eye(4)
-    sweep = multiple_negatives_ranking_ch.batch_size_sweep(
-        a, a.clone(), batch_sizes=(2,), scale=1.0, negatives=-a[:, None]
-    )
-    assert sweep.iloc[0]["chance log K"] == pytest.approx(math.log(4))
-    # per batch: own e, other positive 1, own negative e^-1, other negative 1
-    assert sweep.iloc[0]["loss"] == pytest.approx(-math.log(E / (E + 2 + 1 / E)), abs=1e-6)
-
-
 def test_hard_negative_table_and_cosine_summary():
     b = one_hot_batch(2, negatives=True)
     table = multiple_negatives_ranking_ch.hard_negative_table(b, scale=1.0)

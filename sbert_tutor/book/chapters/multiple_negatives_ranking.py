@@ -1,5 +1,5 @@
-"""Chapter 9, multiple negatives ranking (MNRL): the scale and batch-size sweeps on a fixed batch,
-the candidates' softmax, hard negatives, duplicate texts in random batches, the in-batch logit
+"""Chapter 9, multiple negatives ranking (MNRL): MNRL's reading of a fixed batch for the scale and
+batch-size sweeps the chapter runs (:func:`ranking_stats`) and their plots, the candidates' softmax, hard negatives, duplicate texts in random batches, the in-batch logit
 matrix diagram, and their figures.
 
 Duplicate texts in a batch: false negatives for in-batch-negative losses (chapter 9).
@@ -51,7 +51,6 @@ __all__ = [
     "LOGIT_ROLES",
     "MNRLSizes",
     "SIZES",
-    "batch_size_sweep",
     "candidate_table",
     "cosine_summary",
     "duplicate_report",
@@ -63,8 +62,8 @@ __all__ = [
     "plot_candidate_softmax",
     "plot_duplicates",
     "plot_scale_sweep",
+    "ranking_stats",
     "random_batches",
-    "scale_sweep",
     "shared_text_pairs",
     "text_repeats",
 ]
@@ -357,7 +356,14 @@ class CandidateTable(Result):
     candidates: int
 
 
-def _ranking_stats(anchors: Tensor, candidates: Tensor, scale: float) -> dict[str, float]:
+def ranking_stats(anchors: Tensor, candidates: Tensor, scale: float) -> dict[str, float]:
+    r"""MNRL's reading of one batch: anchor :math:`i`'s own positive is candidate :math:`i`
+    (the positives come first, then any hard negatives).
+
+    Returns ``loss`` (:math:`-\frac1N \sum_i \log \pi_{ii}`, the library's MNRL),
+    ``p(positive)`` (the mean :math:`\pi_{ii}`) and ``top-1 accuracy %`` (the own positive
+    scores highest).
+    """
     logits = scale * tensor_cosine_matrix(anchors, candidates)
     log_probs = torch.log_softmax(logits, dim=1)
     n = anchors.shape[0]
@@ -367,35 +373,6 @@ def _ranking_stats(anchors: Tensor, candidates: Tensor, scale: float) -> dict[st
         "p(positive)": float(own.exp().mean()),
         "top-1 accuracy %": 100.0 * float((logits.argmax(dim=1) == torch.arange(n)).float().mean()),
     }
-
-
-def scale_sweep(
-    anchors: Tensor,
-    positives: Tensor,
-    negatives: Tensor | None = None,
-    scales: Sequence[float] = (1, 2, 5, 10, 20, 50, 100),
-) -> pd.DataFrame:
-    r"""MNRL on fixed embeddings as a function of the scale :math:`s = 1/\tau`.
-
-    Columns: ``scale``, ``temperature``, ``loss`` (the library's MNRL), ``chance`` (:math:`\log K`,
-    the loss of uniform probabilities over :math:`K` candidates), ``p(positive)`` (the mean softmax
-    probability of the own positive) and ``top-1 accuracy %`` (does not depend on the scale).
-    """
-    candidates = mnrl_candidates(positives, negatives)
-    rows = []
-    for s in scales:
-        stats = _ranking_stats(anchors, candidates, float(s))
-        rows.append(
-            {
-                "scale": float(s),
-                "temperature": 1.0 / float(s),
-                "loss": float(multiple_negatives_ranking(anchors, positives, negatives, float(s))),
-                "chance log K": math.log(candidates.shape[0]),
-                "p(positive)": stats["p(positive)"],
-                "top-1 accuracy %": stats["top-1 accuracy %"],
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def _shorten(text: str, width: int = 60) -> str:
@@ -437,50 +414,6 @@ def candidate_table(
     return CandidateTable(table=out, anchor=str(frame.iloc[row, 0]), candidates=len(table))
 
 
-def batch_size_sweep(
-    anchors: Tensor,
-    positives: Tensor,
-    batch_sizes: Sequence[int] = (2, 4, 8, 16, 32, 64, 128, 256),
-    scale: float = 20.0,
-    negatives: Tensor | None = None,
-    seed: int = 0,
-) -> pd.DataFrame:
-    r"""Split ``M`` fixed pairs into batches of ``N`` and average MNRL over the batches.
-
-    Columns: ``batch size N``, ``batches``, ``loss``, ``chance log K`` (:math:`K = N` or
-    :math:`N(1+Q)` candidates), ``top-1 accuracy %`` (the own positive ranks first among the
-    batch's candidates) and ``log K - loss`` (the InfoNCE lower bound on mutual information, in
-    nats; it can never exceed :math:`\log K`).
-    """
-    m = anchors.shape[0]
-    order = torch.from_numpy(np.random.default_rng(seed).permutation(m))
-    rows = []
-    for n in batch_sizes:
-        if n < 2 or n > m:
-            raise ValueError(f"batch sizes must lie in 2..{m} (the pairs given), got {n}")
-        losses, accs, k = [], [], 0
-        for start in range(0, m - n + 1, n):
-            idx = order[start : start + n]
-            neg = None if negatives is None else negatives[idx]
-            candidates = mnrl_candidates(positives[idx], neg)
-            k = candidates.shape[0]
-            stats = _ranking_stats(anchors[idx], candidates, scale)
-            losses.append(stats["loss"])
-            accs.append(stats["top-1 accuracy %"])
-        loss = float(np.mean(losses))
-        rows.append(
-            {
-                "batch size N": int(n),
-                "batches": len(losses),
-                "loss": loss,
-                "chance log K": math.log(k),
-                "top-1 accuracy %": float(np.mean(accs)),
-                "log K - loss": math.log(k) - loss,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 def hard_negative_table(batch: FixedBatch, scale: float = 20.0) -> pd.DataFrame:
     """MNRL on one fixed batch with and without its hard negatives as extra candidate columns.
 
@@ -492,7 +425,7 @@ def hard_negative_table(batch: FixedBatch, scale: float = 20.0) -> pd.DataFrame:
         ("+ hard negatives", batch.negatives),
     ):
         candidates = mnrl_candidates(batch.positives, neg)
-        stats = _ranking_stats(batch.anchors, candidates, scale)
+        stats = ranking_stats(batch.anchors, candidates, scale)
         rows[name] = {
             "candidates K": candidates.shape[0],
             "chance log K": math.log(candidates.shape[0]),

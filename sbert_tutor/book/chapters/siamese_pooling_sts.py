@@ -1,8 +1,9 @@
 """The same weights, three poolings: STS correlation and anisotropy side by side (chapter 3).
 
-:func:`compare_pooling` swaps only the pooling step of one encoder
-(:meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.with_pooling`) and reports STS Spearman/Pearson and
-the anisotropy (:func:`sbert_tutor.book.analysis.anisotropy`) of each; :func:`cosine_groups` collects
+The chapter's loop swaps only the pooling step of one encoder
+(:meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.with_pooling`) and reports STS
+Spearman/Pearson and the anisotropy (:func:`sbert_tutor.book.analysis.anisotropy`) of each, on
+the page; :func:`cosine_groups` collects
 the cosines of gold-similar, gold-dissimilar and random pairs for a histogram.
 
 :func:`pooling_beside_paper` sets that swap beside the SBERT paper's own pooling ablation (Table 6),
@@ -13,27 +14,23 @@ Figures: :func:`plot_pooling`, :func:`plot_cosine_histograms`, :func:`plot_sts_t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.book.analysis import anisotropy, random_pair_cosines
+from sbert_tutor.book.analysis import random_pair_cosines
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.published import SBERT_TABLE6_POOLING, SBERT_TABLE6_SOURCE
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
-from sbert_tutor.data import STSData, load_sts
+from sbert_tutor.data import STSData
 from sbert_tutor.encoders.protocol import Encoder
-from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
-from sbert_tutor.evaluation.sts import predict_similarity, score_pairs
-from sbert_tutor.provenance import provenance
-from sbert_tutor.results import Result
+from sbert_tutor.evaluation.sts import predict_similarity
 
 __all__ = [
     "PoolingSizes",
     "SIZES",
-    "compare_pooling",
     "cosine_groups",
     "plot_cosine_histograms",
     "plot_pooling",
@@ -115,41 +112,6 @@ def plot_sts_tasks(table: pd.DataFrame, published: pd.DataFrame | None = None, a
     return ax
 
 
-def compare_pooling(
-    encoder: SentenceEncoder,
-    modes: Sequence[str] = ("mean", "max", "cls"),
-    task: str = "stsb",
-    split: str = "test",
-    n_pairs: int = 2000,
-) -> Result:
-    """The same weights with each pooling: STS Spearman/Pearson and anisotropy, one row a mode.
-
-    The encoder's transformer is shared; only the pooling step changes. The result's
-    ``provenance`` lists the data files read.
-    """
-    data = load_sts(task, split)
-    sentences = list(dict.fromkeys([*data.sentences1, *data.sentences2]))
-    rows = []
-    for mode in modes:
-        variant = encoder.with_pooling(mode)
-        block = score_pairs(data, predict_similarity(variant, data))
-        emb = encoder.with_pooling(mode, normalize=False).encode(sentences)
-        rows.append(
-            {
-                "pooling": mode,
-                "spearman": block["spearman"]["all"],
-                "pearson": block["pearson"]["all"],
-                "anisotropy": anisotropy(emb, n_pairs),
-            }
-        )
-    return Result(
-        table=pd.DataFrame(rows),
-        note=f"{task}/{split}, {len(data)} pairs, Spearman/Pearson x100; same weights, pooling "
-        "varies",
-        provenance=provenance(data_files=data.files, model=encoder.describe()),
-    )
-
-
 def cosine_groups(
     encoder: Encoder,
     data: STSData,
@@ -172,7 +134,8 @@ def cosine_groups(
 
 
 def pooling_beside_paper(table: pd.DataFrame, model: str = "all-MiniLM-L6-v2") -> pd.DataFrame:
-    """:func:`compare_pooling`'s Spearman per pooling beside SBERT's Table 6 pooling rows.
+    """The chapter's pooling swap (its table: ``pooling``, ``spearman``) beside SBERT's Table 6
+    pooling rows.
 
     The columns say what differs: this run swaps the pooling of one model trained with mean
     pooling and scores STSb test; the paper trains a model with each pooling and scores STSb dev.

@@ -1,26 +1,19 @@
-"""Chapter 8, the triplet objective: the gradient written out and checked against autograd
-(:func:`triplet_gradients_by_hand`, :func:`triplet_gradient_check`), the margin sweep on fixed
-NLI triplets (:func:`triplet_margin_sweep`, :func:`plot_margin_sweep`) and the triplet network
-diagram (:func:`triplet_network`).
+"""Chapter 8, the triplet objective: the plot of the margin sweep the chapter runs on fixed NLI
+triplets (:func:`plot_margin_sweep`), the triplet network diagram (:func:`triplet_network`), the
+sizes of each profile and the paper's setup (the gradient and the sweep are on the page).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
-import torch
-import torch.nn.functional as F
 from matplotlib.figure import Figure
-from torch import Tensor
 
 from sbert_tutor.book import published
 from sbert_tutor.book.deviations import ADAMW, NLI_TRAIN, Aspect, run_aspects, sbert_run_setup
 from sbert_tutor.book.drawing import arrow, box, canvas, shared_encoder
 from sbert_tutor.book.figures import new_panels
-from sbert_tutor.book.gradients import GradientCheck
 from sbert_tutor.book.sizes import (
     BERT,
     PAPER_SEEDS,
@@ -32,19 +25,12 @@ from sbert_tutor.book.sizes import (
     register_sizes,
 )
 from sbert_tutor.book.weak_start import MINILM
-from sbert_tutor.losses import TRIPLET_MARGIN, pairwise_distance, triplet
-from sbert_tutor.results import Result
 
 __all__ = [
-    "MarginSweep",
     "SIZES",
-    "SWEEP_DISTANCES",
     "TripletSizes",
     "paper_aspects",
     "plot_margin_sweep",
-    "triplet_gradient_check",
-    "triplet_gradients_by_hand",
-    "triplet_margin_sweep",
     "triplet_network",
 ]
 
@@ -122,10 +108,6 @@ def paper_aspects() -> list[Aspect]:
     ]
 
 
-#: The distances the chapter compares: SBERT's Euclidean distance and the cosine distance.
-SWEEP_DISTANCES: tuple[str, ...] = ("euclidean", "cosine")
-
-
 def triplet_network() -> Figure:
     r"""The triplet network: anchor, positive and negative through one encoder, two distances and
     the hinge :math:`\max(\Vert s_a - s_p \Vert - \Vert s_a - s_n \Vert + \varepsilon, 0)`
@@ -182,123 +164,3 @@ def plot_margin_sweep(sweep: pd.DataFrame, bound: float | None = 2.0, axes=None)
         ax.legend(fontsize=8)
     axes[0].set_ylim(-0.02, 1.02)
     return axes
-
-
-@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
-class MarginSweep(Result):
-    r""":func:`triplet_margin_sweep`: one row per (distance, margin).
-
-    Attributes:
-        separation: per distance, :math:`\delta(a_i, n_i) - \delta(a_i, p_i)` of every triplet.
-        triplets: how many triplets were swept.
-    """
-
-    separation: dict[str, np.ndarray]
-    triplets: int
-
-
-def triplet_margin_sweep(
-    anchor: Tensor,
-    positive: Tensor,
-    negative: Tensor,
-    margins: Sequence[float],
-    distances: Sequence[str] = SWEEP_DISTANCES,
-) -> MarginSweep:
-    r"""For fixed embeddings, the triplet hinge as a function of the margin :math:`\varepsilon`.
-
-    Per distance :math:`\delta` and margin, with :math:`h_i = \max(\delta(a_i, p_i) -
-    \delta(a_i, n_i) + \varepsilon, 0)`:
-
-    * ``active``: the share of triplets with :math:`h_i > 0` (those that still get a gradient);
-    * ``mean loss``: :math:`\frac1N \sum_i h_i`, the value of
-      :func:`~sbert_tutor.losses.triplet`.
-
-    The :class:`MarginSweep` also holds ``separation``: per distance,
-    :math:`\delta(a_i, n_i) - \delta(a_i, p_i)` for every triplet (a margin larger than all of
-    them keeps every triplet active).
-    """
-    rows = []
-    separation: dict[str, np.ndarray] = {}
-    with torch.no_grad():
-        for distance in distances:
-            gap = pairwise_distance(anchor, positive, distance) - pairwise_distance(
-                anchor, negative, distance
-            )
-            separation[distance] = (-gap).cpu().numpy()
-            for margin in margins:
-                hinge = F.relu(gap + float(margin))
-                rows.append(
-                    {
-                        "distance": distance,
-                        "margin": float(margin),
-                        "active": float((hinge > 0).double().mean()),
-                        "mean loss": float(hinge.double().mean()),
-                    }
-                )
-    return MarginSweep(
-        table=pd.DataFrame(rows), separation=separation, triplets=int(anchor.shape[0])
-    )
-
-
-def triplet_gradients_by_hand(
-    anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = TRIPLET_MARGIN
-) -> dict[str, Tensor]:
-    r"""The gradients of SBERT's triplet loss with the Euclidean distance, written out (chapter 8).
-
-    Per triplet, with the hinge active (:math:`\lVert s_a - s_p \rVert - \lVert s_a - s_n \rVert
-    + \varepsilon > 0`) and divided by :math:`N` for the batch mean:
-    :math:`\partial \mathcal{L} / \partial s_p = -(s_a - s_p) / \lVert s_a - s_p \rVert`,
-    :math:`\partial \mathcal{L} / \partial s_n = (s_a - s_n) / \lVert s_a - s_n \rVert`, and
-    :math:`\partial \mathcal{L} / \partial s_a` minus the sum of the two. An inactive triplet
-    gets zero.
-
-    Returns:
-        ``{"active", "da", "dp", "dn"}``: the active mask ``[N]`` and the three ``[N, d]``
-        gradients (no autograd involved).
-    """
-    batch = anchor.shape[0]
-    to_p, to_n = anchor - positive, anchor - negative
-    d_pos = to_p.norm(dim=1, keepdim=True)
-    d_neg = to_n.norm(dim=1, keepdim=True)
-    active = (d_pos - d_neg + margin > 0).to(anchor.dtype)  # the hinge's switch
-    unit_p, unit_n = to_p / d_pos, to_n / d_neg  # unit directions from p and from n to a
-    weight = active / batch
-    return {
-        "active": active.squeeze(1).bool(),
-        "da": weight * (unit_p - unit_n),
-        "dp": -weight * unit_p,
-        "dn": weight * unit_n,
-    }
-
-
-def triplet_gradient_check(
-    anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = TRIPLET_MARGIN
-) -> GradientCheck:
-    """Autograd through :func:`~sbert_tutor.losses.triplet` (Euclidean) vs
-    :func:`triplet_gradients_by_hand`.
-
-    Returns:
-        A :class:`~sbert_tutor.book.gradients.GradientCheck` with one row per gradient
-        (``dL/da``, ``dL/dp``, ``dL/dn``): shape, the largest entry, the largest difference, and
-        the norm of each active triplet's gradient times :math:`N` (1 for ``dL/dp`` and
-        ``dL/dn``: unit directions). ``by_hand`` holds the hand-computed tensors.
-    """
-    leaves = [x.detach().clone().requires_grad_() for x in (anchor, positive, negative)]
-    triplet(*leaves, distance="euclidean", margin=margin).backward()
-    with torch.no_grad():
-        hand = triplet_gradients_by_hand(anchor, positive, negative, margin)
-    batch, active = anchor.shape[0], hand["active"]
-    rows = []
-    for name, leaf in zip(("da", "dp", "dn"), leaves, strict=True):
-        auto, mine = leaf.grad, hand[name]
-        norms = (auto[active].norm(dim=1) * batch).tolist()
-        rows.append(
-            {
-                "gradient": f"dL/{name[1]}",
-                "shape": tuple(auto.shape),
-                "max |autograd|": float(auto.abs().max()),
-                "max |autograd - by hand|": float((auto - mine).abs().max()),
-                "N x norm, active triplets": ", ".join(f"{x:.3f}" for x in norms),
-            }
-        )
-    return GradientCheck(table=pd.DataFrame(rows).set_index("gradient"), by_hand=hand)
