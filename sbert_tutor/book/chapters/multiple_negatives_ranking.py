@@ -1,6 +1,6 @@
-"""Chapter 9, multiple negatives ranking (MNRL): MNRL's reading of a fixed batch for the scale and
-batch-size sweeps the chapter runs (:func:`ranking_stats`) and their plots, the candidates' softmax, hard negatives, duplicate texts in random batches, the in-batch logit
-matrix diagram, and their figures.
+"""Chapter 9, multiple negatives ranking (MNRL): the scale and batch-size sweeps the chapter runs
+on the page read each batch with :func:`ranking_stats`; their plots; the candidates' softmax, hard
+negatives, duplicate texts in random batches, the in-batch logit matrix diagram, and their figures.
 
 Duplicate texts in a batch: false negatives for in-batch-negative losses (chapter 9).
 
