@@ -19,7 +19,6 @@ ground floor (``sbert_tutor.book.``)   what it holds
 :mod:`.profiles`                       the three profiles (quick, t4, paper) and which is in use
 :mod:`.sizes`                          what every chapter's sizes share; ``sizes_for``
 :mod:`.analysis`                       anisotropy, random-pair cosines, PCA (chapter 3)
-:mod:`.op_time`                        where an encode's CPU time goes, by operation (ch. 13)
 :mod:`.deviations`                     what the paper profile still does differently, and why
 :mod:`.run_times`                      measured minutes (and GPU memory) a chapter, per run
 :mod:`.configs`                        a chapter's TrainingConfig from its sizes (amp, progress)

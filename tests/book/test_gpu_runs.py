@@ -1,5 +1,5 @@
-"""Chapter 13's GPU section: padding waste computed at build time, recorded GPU runs read back,
-and the plain statement that the GPU figures are unmeasured when none is recorded."""
+"""Chapter 13's GPU section: recorded GPU runs read back with their provenance, their table and
+figure, and the plain statement that the GPU figures are unmeasured when none is recorded."""
 
 from __future__ import annotations
 
@@ -11,40 +11,17 @@ import pytest
 from sbert_tutor.book.chapters.computational_efficiency import (
     GPU_RESULTS,
     GPU_RUN_COMMAND,
+    encode_table,
     gpu_run_report,
-    padding_waste,
-    token_counts,
 )
 from sbert_tutor.book.recorded import recorded_matching
 
 matplotlib.use("Agg")
 
 
-def test_padding_waste_by_hand():
-    """Lengths 3, 5, 2, 8 in batches of 2. Input order: widths 5 and 8, 26 positions for 18
-    tokens; sorted (8, 5 | 3, 2): widths 8 and 3, 22 positions; multiples of 32: 128."""
-    table = padding_waste([3, 5, 2, 8], batch_size=2).set_index(["order", "bucket"])
-    share = table["padding share"]
-    assert share[("input order", "longest row")] == pytest.approx(8 / 26)
-    assert share[("sorted by length", "longest row")] == pytest.approx(4 / 22)
-    assert share[("input order", "multiple of 32")] == pytest.approx(1 - 18 / 128)
-    assert table.loc[("sorted by length", "longest row"), "distinct widths"] == 2
-    assert table.loc[("sorted by length", "multiple of 32"), "distinct widths"] == 1
-    with pytest.raises(ValueError, match="token lengths"):
-        padding_waste([], batch_size=2)
-
-
-def test_token_counts_are_the_encoders(minilm):
-    counts = token_counts(minilm, ["a cat", "  Two dogs run in the park.  "])
-    assert counts.tolist() == [
-        len(x) for x in minilm.token_ids(["a cat", "Two dogs run in the park."])[0]
-    ]
-    assert counts[0] == 4  # [CLS] a cat [SEP]
-
-
 def test_no_recorded_run_says_unmeasured_and_how_to_measure(tmp_path):
     report = gpu_run_report(tmp_path)
-    assert not report.measured and report.tables == {} and report.plot() is None
+    assert not report.measured and report.runs == {} and report.plot() is None
     assert "unmeasured" in report.note and GPU_RUN_COMMAND in report.note
 
 
@@ -86,17 +63,17 @@ def _record(tmp_path):
 
 
 def test_a_recorded_run_becomes_tables_and_figures(tmp_path):
-    _record(tmp_path)
+    encode = _record(tmp_path)
     assert list(recorded_matching(GPU_RESULTS, tmp_path)) == ["encode_gpu_h100"]
     report = gpu_run_report(tmp_path)
     assert report.measured and "0123456789ab" in report.note and "NVIDIA H100" in report.note
-    table = report.tables["encode_gpu_h100: sentences/s"]
+    assert report.runs == {"encode_gpu_h100": encode}
+    table = encode_table(report.runs["encode_gpu_h100"])
     bf16 = table.loc[("stsb", 64, "bf16")]
     assert bf16["first pass"] == 700 and bf16["warm"] == 1600
+    assert bf16["first pass, sentence-transformers"] == 100
+    assert bf16["end-to-end / forward-only"] == 0.8
     assert bf16["padding share"] == pytest.approx(1 - 300 / 512)
     assert bf16["max |x - fp32|"] == 1e-3
-    diagnosis = report.tables["encode_gpu_h100: first bf16 pass by bucketing and cuDNN attention"]
-    assert diagnosis.loc[("stsb", 64, "multiple of 32"), "on"] == 300
-    checks = report.tables["checks: measured value against threshold"]
-    assert checks[["value", "threshold", "pass"]].values.tolist() == [[1.6, 1.4, True]]
+    assert table.loc[("stsb", 64, "fp32"), "forward only"] == 1500
     assert report.plot() is not None
