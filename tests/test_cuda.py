@@ -50,9 +50,11 @@ def test_half_precision_encode_is_close_to_fp32(gpu_minilm, dtype):
 
 
 def test_chapter_11_dropout_views_on_the_gpu(gpu_minilm):
-    from sbert_tutor.book.chapters.semantic_search_guided import dropout_view_similarity
+    from tests.book.pages import page_functions
 
-    table = dropout_view_similarity(gpu_minilm, SENTENCES[:4])
+    table = page_functions("11_semantic_search_guided", "dropout_view_similarity")[
+        "dropout_view_similarity"
+    ](gpu_minilm, SENTENCES[:4])  # as chapter 11's page has it
     assert np.allclose(table["cosine, eval mode"], 1.0, atol=1e-5)
 
 

@@ -4,16 +4,18 @@
 such a call passes every test, so two checks catch it here (chapter 11 once failed on every GPU
 this way):
 
-* a lint over ``sbert_tutor/``: every ``.numpy()`` call is on ``.cpu()``, ``.to("cpu")``, or on a
-  line that says why its tensor is on the host (``# host tensor: <why>``);
-* chapter helpers run with the encoder's outputs standing in for tensors on a GPU
-  (:class:`OnDevice`, which refuses ``.numpy()`` as CUDA tensors do), and, where CUDA exists,
-  on the real GPU.
+* a lint over ``sbert_tutor/`` and the code cells of chapters 9-11: every ``.numpy()`` call is on
+  ``.cpu()``, ``.to("cpu")``, or on a line that says why its tensor is on the host
+  (``# host tensor: <why>``);
+* chapter code (chapter 11's, from its page) runs with the encoder's outputs standing in for
+  tensors on a GPU (:class:`OnDevice`, which refuses ``.numpy()`` as CUDA tensors do), and,
+  where CUDA exists, on the real GPU.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +87,25 @@ def test_no_numpy_on_a_tensor_that_may_be_on_a_gpu():
     )
 
 
+#: Chapters whose pages define code that runs on a GPU encoder's outputs, linted as the
+#: package is (their helpers moved from sbert_tutor/book onto the page).
+PAGES = [
+    PACKAGE.parent / "book" / f"{name}.ipynb"
+    for name in ("09_multiple_negatives_ranking", "10_supmpn", "11_semantic_search_guided")
+]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_no_numpy_on_a_tensor_that_may_be_on_a_gpu_on_the_page(page):
+    offenders = []
+    for cell in json.loads(page.read_text(encoding="utf-8"))["cells"]:
+        code = "".join(cell["source"])
+        if cell["cell_type"] != "code" or "%pip" in code:  # the install cell is not Python
+            continue
+        offenders += [f"cell {cell['id']}, line {n}" for n in numpy_calls_without_cpu(code)]
+    assert not offenders, f"Tensor.numpy() without .cpu() in {page.name}: " + ", ".join(offenders)
+
+
 # --------------------------------------------------------------------------- a stand-in GPU
 class OnDevice(torch.Tensor):
     """A CPU tensor that behaves like a CUDA one where it matters here: ``.numpy()`` (and so
@@ -131,10 +152,14 @@ def outputs_on_device(monkeypatch):
 
 
 def test_chapter_11_dropout_views_with_outputs_on_a_gpu(tiny_bert, outputs_on_device):
-    """Chapter 11's helper with the encoder's outputs where a GPU would hold them: it must bring
-    them to the host itself (it called .numpy() on the GPU tensor and failed on every GPU)."""
-    from sbert_tutor.book.chapters.semantic_search_guided import dropout_view_similarity
+    """Chapter 11's dropout views, as its page defines them, with the encoder's outputs where a
+    GPU would hold them: it must bring them to the host itself (it once called .numpy() on the
+    GPU tensor and failed on every GPU)."""
+    from tests.book.pages import page_functions
 
+    dropout_view_similarity = page_functions(
+        "11_semantic_search_guided", "dropout_view_similarity"
+    )["dropout_view_similarity"]
     model, tokenizer = tiny_bert
     encoder = SentenceEncoder(model, tokenizer, pooling="mean", max_seq_length=16)
     table = dropout_view_similarity(encoder, ["a cat sat", "two dogs ran off"], seed=0)
@@ -146,8 +171,11 @@ def test_chapter_11_dropout_views_with_outputs_on_a_gpu(tiny_bert, outputs_on_de
 def test_chapter_11_dropout_views_on_a_real_gpu(tiny_bert):
     import copy
 
-    from sbert_tutor.book.chapters.semantic_search_guided import dropout_view_similarity
+    from tests.book.pages import page_functions
 
+    dropout_view_similarity = page_functions(
+        "11_semantic_search_guided", "dropout_view_similarity"
+    )["dropout_view_similarity"]
     model, tokenizer = tiny_bert
     encoder = SentenceEncoder(copy.deepcopy(model), tokenizer, pooling="mean", max_seq_length=16)
     encoder.to("cuda")

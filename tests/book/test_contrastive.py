@@ -1,10 +1,14 @@
 """Experiments of the contrastive chapters (9-11): values worked out by hand on tiny tensors and
-texts, agreement with autograd and with the library's losses, and the trainer's dropout mode."""
+texts, agreement with autograd and with the library's losses, and the trainer's dropout mode.
+
+The chapters define their analyses on the page; ``tests.book.pages.page_functions`` runs those
+definitions here, as the page defines them, so that each keeps its hand-worked check."""
 
 from __future__ import annotations
 
 import copy
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,15 +16,20 @@ import pytest
 import torch
 
 from sbert_tutor.book import fixed_embeddings, gradients, published, reporting
-from sbert_tutor.book.chapters import multiple_negatives_ranking as multiple_negatives_ranking_ch
-from sbert_tutor.book.chapters import semantic_search_guided
-from sbert_tutor.book.chapters import supmpn as supmpn_ch
 from sbert_tutor.book.published import SBERT_TABLE1
 from sbert_tutor.data.nli import as_nli, supmpn_groups
 from sbert_tutor.data.table import DataTable
 from sbert_tutor.losses import multiple_negatives_ranking, supmpn
 from sbert_tutor.training import mining
+from tests.book.pages import page_functions
 from tests.conftest import needs_data
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+CH9 = "09_multiple_negatives_ranking"
+CH10 = "10_supmpn"
+CH11 = "11_semantic_search_guided"
 
 E = math.e
 
@@ -114,56 +123,32 @@ def test_compare_gradients_reports_and_fails_on_a_wrong_gradient():
 def test_ranking_stats_identity_batch():
     # chapter 9's scale sweep reads each scale with ranking_stats: a = p = I_3, scale 1: the own
     # positive has e against 1 + 1
+    ranking_stats = page_functions(CH9, "ranking_stats")["ranking_stats"]
     b = one_hot_batch(3)
-    stats = multiple_negatives_ranking_ch.ranking_stats(b.anchors, b.positives, scale=1.0)
+    stats = ranking_stats(b.anchors, b.positives, scale=1.0)
     assert stats["loss"] == pytest.approx(-math.log(E / (E + 2)), abs=1e-6)  # 0.5514
     assert stats["p(positive)"] == pytest.approx(E / (E + 2), abs=1e-6)
     assert stats["top-1 accuracy %"] == 100.0
-    sharp = multiple_negatives_ranking_ch.ranking_stats(b.anchors, b.positives, scale=20.0)
+    sharp = ranking_stats(b.anchors, b.positives, scale=20.0)
     assert sharp["loss"] == pytest.approx(-math.log(E**20 / (E**20 + 2)), abs=1e-6)
     assert sharp["loss"] == pytest.approx(float(multiple_negatives_ranking(b.anchors, b.positives)))
 
 
 def test_ranking_stats_counts_hard_negatives_as_candidates():
-    # the batch-size sweep's batches with hard negatives: own e, other positive 1, own negative
-    # e^-1, other negative 1; the own positive is still column i
+    # the hard-negative table's and the batch-size sweep's batches with hard negatives: own e,
+    # other positive 1, own negative e^-1, other negative 1; the own positive is still column i
+    ranking_stats = page_functions(CH9, "ranking_stats")["ranking_stats"]
     a = torch.eye(2, 4)
-    stats = multiple_negatives_ranking_ch.ranking_stats(a, torch.cat([a, -a]), scale=1.0)
+    stats = ranking_stats(a, torch.cat([a, -a]), scale=1.0)
     assert stats["loss"] == pytest.approx(-math.log(E / (E + 2 + 1 / E)), abs=1e-6)
-    wrong = multiple_negatives_ranking_ch.ranking_stats(a, torch.cat([-a, a]), scale=1.0)
+    wrong = ranking_stats(a, torch.cat([-a, a]), scale=1.0)
     assert wrong["top-1 accuracy %"] == 0.0
 
 
-def test_candidate_table_kinds_probabilities_and_gradient_weight():
-    b = one_hot_batch(3, negatives=True)
-    table = multiple_negatives_ranking_ch.candidate_table(b, row=1, scales=(1, 2, 3), top=2)
-    assert table.anchor == "a1" and table.candidates == 6
-    table = table.table
-    # sorted by cosine: the own positive (cos 1) first; the own negative (cos -1) is kept though
-    # not in the top 2, and comes last
-    assert table.iloc[0]["kind"] == "own positive" and table.iloc[0]["candidate"] == "p1"
-    assert len(table) == 3
-    assert table.iloc[-1]["kind"] == "own hard negative" and table.iloc[-1]["cosine"] == -1.0
-    # at scale 1: denominator e + 2 (other positives) + e^-1 (own negative) + 2 (other negatives)
-    denom = E + 4 + 1 / E
-    assert table.iloc[0]["p (s=1)"] == pytest.approx(E / denom, abs=1e-6)
-    # gradient weight at the middle scale (2): p - 1 for the own positive, p for the others
-    denom2 = E**2 + 4 + E**-2
-    assert table.iloc[0]["gradient weight"] == pytest.approx(E**2 / denom2 - 1, abs=1e-6)
-    assert table.iloc[1]["gradient weight"] == pytest.approx(1 / denom2, abs=1e-6)
-
-
-# --------------------------------------------------------------------------- batch size, hard negatives
-def test_hard_negative_table_and_cosine_summary():
-    b = one_hot_batch(2, negatives=True)
-    table = multiple_negatives_ranking_ch.hard_negative_table(b, scale=1.0)
-    assert table.loc["in-batch negatives only", "candidates K"] == 2
-    assert table.loc["+ hard negatives", "candidates K"] == 4
-    assert table.loc["in-batch negatives only", "loss"] == pytest.approx(-math.log(E / (E + 1)))
-    assert table.loc["+ hard negatives", "loss"] == pytest.approx(
-        -math.log(E / (E + 2 + 1 / E)), abs=1e-6
+def test_cosine_summary_by_hand():
+    summary = page_functions(CH9, "cosine_summary")["cosine_summary"](
+        one_hot_batch(2, negatives=True)
     )
-    summary = multiple_negatives_ranking_ch.cosine_summary(b)
     assert summary["cos(anchor, own positive)"] == pytest.approx(1.0)
     assert summary["cos(anchor, other anchors' positives)"] == pytest.approx(0.0)
     assert summary["cos(anchor, own hard negative)"] == pytest.approx(-1.0)
@@ -197,22 +182,18 @@ def test_embed_fixed_encodes_each_text_once_and_maps_rows():
 
 # --------------------------------------------------------------------------- duplicates
 def test_shared_text_pairs_by_hand():
+    shared_text_pairs = page_functions(CH9, "shared_text_pairs")["shared_text_pairs"]
     rows = [("a", "b"), ("c", "a"), ("d", "e"), ("b ", "f")]
-    assert (
-        multiple_negatives_ranking_ch.shared_text_pairs(rows) == 2
-    )  # (0, 1) share "a", (0, 3) share "b"
-    assert multiple_negatives_ranking_ch.shared_text_pairs([("a", "b"), ("c", "d")]) == 0
-    assert (
-        multiple_negatives_ranking_ch.shared_text_pairs([("a", "b"), ("a", "c"), ("a", "d")]) == 3
-    )
+    assert shared_text_pairs(rows) == 2  # (0, 1) share "a", (0, 3) share "b"
+    assert shared_text_pairs([("a", "b"), ("c", "d")]) == 0
+    assert shared_text_pairs([("a", "b"), ("a", "c"), ("a", "d")]) == 3
 
 
 def test_duplicate_report_no_duplicates_sampler_is_clean_random_is_not():
     # 12 examples sharing one premise, 36 distinct ones
+    page = page_functions(CH9, "shared_text_pairs", "duplicate_report")
     rows = [("premise", f"h{i}") for i in range(12)] + [(f"s{i}", f"t{i}") for i in range(36)]
-    report = multiple_negatives_ranking_ch.duplicate_report(
-        rows, batch_sizes=(8, 16), seed=0, epochs=2
-    )
+    report = page["duplicate_report"](rows, batch_sizes=(8, 16), seed=0, epochs=2)
     nodup = report[report["sampler"] == "NoDuplicatesBatchSampler"]
     rand = report[report["sampler"] == "random"]
     assert (nodup["batches with a shared text %"] == 0).all()
@@ -222,35 +203,40 @@ def test_duplicate_report_no_duplicates_sampler_is_clean_random_is_not():
     assert (report["mean batch size"] * report["batches"]).tolist() == pytest.approx([96] * 4)
 
 
-def test_random_batches_cover_every_index_once():
-    plan = multiple_negatives_ranking_ch.random_batches(10, 4, seed=1)
-    assert [len(b) for b in plan] == [4, 4, 2]
-    assert sorted(i for b in plan for i in b) == list(range(10))
-
-
 def test_text_repeats():
-    counts = multiple_negatives_ranking_ch.text_repeats([("a", "b"), ("a", "c"), ("d", "a")])
+    text_repeats = page_functions(CH9, "text_repeats")["text_repeats"]
+    counts = text_repeats([("a", "b"), ("a", "c"), ("d", "a")])
     assert counts["examples"] == 3 and counts["distinct texts"] == 4
     assert counts["texts in more than one example"] == 1
     assert counts["most examples sharing one text"] == 3
 
 
 # --------------------------------------------------------------------------- SupMPN
-def test_supmpn_with_one_positive_is_mnrl():
+@pytest.mark.parametrize("q", [0, 2])
+@pytest.mark.parametrize("tau", [0.05, 1.0])
+def test_supmpn_with_one_positive_is_mnrl(q, tau):
+    # chapter 10 checks this on its real batch; here on random tensors, with and without the
+    # hard negatives
     g = torch.Generator().manual_seed(2)
     a = torch.randn(6, 5, generator=g)
     p = torch.randn(6, 3, 5, generator=g)
-    q = torch.randn(6, 2, 5, generator=g)
-    table = supmpn_ch.supmpn_mnrl_agreement(a, p, q, temperatures=(0.05, 1.0))
-    assert sorted(set(table["negatives Q"])) == [0, 2]
-    assert (table["|difference|"] < 1e-5).all()
+    neg = torch.randn(6, 2, 5, generator=g)[:, :q]
+    one = float(supmpn(a, p[:, :1], neg, temperature=tau))
+    mnrl = float(multiple_negatives_ranking(a, p[:, 0], neg if q else None, scale=1 / tau))
+    assert abs(one - mnrl) < 1e-5
+
+
+def denominator_breakdown():
+    return page_functions(CH10, "denominator_breakdown")["denominator_breakdown"]
 
 
 def test_denominator_breakdown_by_hand():
     # N = 2, P = 1, Q = 1, tau = 1, a = p = I, n = -I. Anchor 0's denominator:
     # own positive e, other positive e^0 = 1, own negative e^-1, other negative e^0 = 1
     a = torch.eye(2)
-    table = supmpn_ch.denominator_breakdown(a, a[:, None].clone(), -a[:, None], temperature=1.0)
+    table, share_of_numerator = denominator_breakdown()(
+        a, a[:, None].clone(), -a[:, None], temperature=1.0
+    )
     total = E + 2 + 1 / E
     share = table["share of denominator %"]
     assert share["the positive p_ik itself"] == pytest.approx(100 * E / total, abs=1e-4)
@@ -259,18 +245,21 @@ def test_denominator_breakdown_by_hand():
     assert share["other anchors' hard negatives"] == pytest.approx(100 / total, abs=1e-4)
     assert share.sum() == pytest.approx(100.0)
     assert list(table["terms"]) == [1, 0, 1, 1, 1]
+    torch.testing.assert_close(share_of_numerator, torch.full((2, 1), E / total))
 
 
 def test_denominator_breakdown_term_counts():
     g = torch.Generator().manual_seed(3)
-    table = supmpn_ch.denominator_breakdown(
-        torch.randn(4, 3, generator=g),
-        torch.randn(4, 2, 3, generator=g),
-        torch.randn(4, 3, 3, generator=g),
-    )
+    anchors = torch.randn(4, 3, generator=g)
+    positives = torch.randn(4, 2, 3, generator=g)
+    negatives = torch.randn(4, 3, 3, generator=g)
+    table, share_of_numerator = denominator_breakdown()(anchors, positives, negatives)
     # 1 + (P-1) + (N-1)P + Q + (N-1)Q with N=4, P=2, Q=3
     assert list(table["terms"]) == [1, 1, 6, 3, 9]
     assert table["share of denominator %"].sum() == pytest.approx(100.0)
+    # the terms make up eq. 7's denominator: -log of the numerator's share is the library's loss
+    expected = supmpn(anchors, positives, negatives, temperature=0.05)
+    torch.testing.assert_close(-share_of_numerator.log().mean(), expected)
 
 
 TINY_NLI = [
@@ -286,12 +275,11 @@ TINY_NLI = [
 
 
 def test_premise_label_counts_by_hand():
-    counts = supmpn_ch.premise_label_counts(as_nli(TINY_NLI))
-    assert counts.premises == 3
-    table = counts.table
+    table = page_functions(CH10, "premise_label_counts")["premise_label_counts"](as_nli(TINY_NLI))
     # entailments per premise: P1 2, P2 1, P3 0; contradictions: P1 1, P2 2, P3 0
     assert table["entailment"].tolist() == [1, 1, 1, 0]
     assert table["contradiction"].tolist() == [1, 1, 1, 0]
+    assert table["entailment"].sum() == 3  # the three distinct premises
 
 
 def test_group_sources_by_hand():
@@ -299,7 +287,7 @@ def test_group_sources_by_hand():
     groups = supmpn_groups(nli, num_positives=2, num_negatives=2, seed=0)
     # P1: positives e1, e2; negatives c1 + one padded. P2: positives e3, P2 (padding);
     # negatives c2, c3. P3 has no entailment: no group.
-    table = supmpn_ch.group_sources(groups, nli)
+    table = page_functions(CH10, "group_sources")["group_sources"](groups, nli)
     assert table.loc["positive_1", "entailment of the premise"] == 100.0
     assert table.loc["positive_2", "entailment of the premise"] == 50.0
     assert table.loc["positive_2", "the premise itself"] == 50.0
@@ -374,21 +362,19 @@ def test_mine_teacher_positives_with_a_fake_teacher():
 def test_pool_overlap_counts_shared_sentences():
     from sbert_tutor.data.sts import STSData
 
+    pool_overlap = page_functions(CH11, "stripped", "pool_overlap")["pool_overlap"]
     data = STSData(
         "stsb", "test", ["a b", "c"], ["d", "a b "], np.array([1.0, 2.0]), ["x", "x"], "hand"
     )
     pool = DataTable(pd.DataFrame({"sentence": ["a b", "e", "d "]}))
-    counts = semantic_search_guided.pool_overlap(pool, data)
-    assert counts.tolist() == [
-        3,
-        3,
-        2,
-    ]  # "a b" and "d" are shared; distinct test sentences a b, c, d
+    # "a b" and "d" are shared; distinct test sentences a b, c, d
+    assert pool_overlap(pool, data).tolist() == [3, 3, 2]
 
 
 def test_partners_in_pool_counts_pairs_with_both_sentences():
     from sbert_tutor.data.sts import STSData
 
+    partners_in_pool = page_functions(CH11, "partners_in_pool")["partners_in_pool"]
     data = STSData(
         "stsb",
         "train",
@@ -399,7 +385,7 @@ def test_partners_in_pool_counts_pairs_with_both_sentences():
         "h",
     )
     pool = DataTable(pd.DataFrame({"sentence": ["a", "b", "e ", "c"]}))
-    counts = semantic_search_guided.partners_in_pool(pool, data)
+    counts = partners_in_pool(pool, data)
     assert counts.to_dict() == {"stsb/train pairs": 3, "pairs with both sentences in the pool": 2}
 
 
@@ -411,20 +397,13 @@ def test_mined_positives_from_given_embeddings_and_neighbour_quality():
     mined = mining.mine_positives(CountingEncoder({}), pool, embeddings=emb).table
     assert mined["positive"].tolist() == ["x", "w", "z", "y"]
     assert mined["teacher cosine"].tolist() == pytest.approx([math.cos(math.radians(10))] * 4)
-    quality = semantic_search_guided.neighbour_quality(pool, emb, sizes=(4,), seed=0)
+    neighbour_quality = page_functions(CH11, "neighbour_quality")["neighbour_quality"]
+    quality = neighbour_quality(pool, emb, sizes=(4,), seed=0)
     assert quality.loc[4, "median"] == pytest.approx(math.cos(math.radians(10)))
     # a pool of 2 sentences: each one's neighbour is the other, whichever two are drawn
-    assert len(semantic_search_guided.neighbour_quality(pool, emb, sizes=(2,), seed=1)) == 1
+    assert len(neighbour_quality(pool, emb, sizes=(2,), seed=1)) == 1
     with pytest.raises(ValueError, match="pool sizes"):
-        semantic_search_guided.neighbour_quality(pool, emb, sizes=(5,))
-
-
-def test_dropout_pairs():
-    pool = DataTable(pd.DataFrame({"sentence": ["a", "b"]}), source="hand")
-    pairs = semantic_search_guided.dropout_pairs(pool)
-    assert pairs.source.startswith("hand; positive = the same sentence")
-    frame = pairs.table
-    assert frame["sentence"].tolist() == frame["positive"].tolist() == ["a", "b"]
+        neighbour_quality(pool, emb, sizes=(5,))
 
 
 @pytest.fixture
@@ -437,7 +416,7 @@ def tiny_encoder(tiny_bert):
 
 def test_dropout_views_differ_only_in_train_mode(tiny_encoder):
     tiny_encoder.eval()
-    table = semantic_search_guided.dropout_view_similarity(
+    table = page_functions(CH11, "dropout_view_similarity")["dropout_view_similarity"](
         tiny_encoder, ["a short sentence", "another one here"]
     )
     assert np.allclose(table["cosine, eval mode"], 1.0, atol=1e-6)
@@ -461,7 +440,8 @@ def test_trainer_encodes_in_train_mode(tiny_encoder):
             return super().forward(embeddings, labels)
 
     sentences = ["one sentence", "two sentences here", "a third", "and a fourth one"]
-    data = semantic_search_guided.dropout_pairs(DataTable(pd.DataFrame({"sentence": sentences})))
+    # chapter 11's dropout pairs: each sentence is its own positive
+    data = DataTable(pd.DataFrame({"sentence": sentences, "positive": sentences}))
     config = TrainingConfig(batch_size=4, max_steps=2, show_progress_bar=False, seed=0)
     Trainer(tiny_encoder, Recording(), data, config).train()
     assert modes == [True, True]
@@ -471,17 +451,19 @@ def test_trainer_encodes_in_train_mode(tiny_encoder):
 
 @needs_data
 def test_unlabeled_pool_is_distinct_and_seeded():
-    full = semantic_search_guided.unlabeled_pool("stsb", "train")
-    assert full.table["sentence"].is_unique
-    sample = semantic_search_guided.unlabeled_pool("stsb", "train", n=50, seed=1)
-    assert len(sample) == 50 and set(sample.table["sentence"]) <= set(full.table["sentence"])
-    again = semantic_search_guided.unlabeled_pool("stsb", "train", n=50, seed=1)
-    assert sample.table["sentence"].tolist() == again.table["sentence"].tolist()
-    assert sample.files and sample.files[0].endswith("sts-train.tsv")
     from sbert_tutor.data import load_sts
 
-    test = load_sts("stsb", "test")
-    clean = semantic_search_guided.unlabeled_pool("stsb", "train", exclude=test)
-    assert semantic_search_guided.pool_overlap(clean, test).iloc[2] == 0
-    assert semantic_search_guided.pool_overlap(full, test).iloc[2] == len(full) - len(clean) > 0
+    page = page_functions(CH11, "stripped", "unlabeled_pool", "pool_overlap")
+    unlabeled_pool, pool_overlap = page["unlabeled_pool"], page["pool_overlap"]
+    train, test = load_sts("stsb", "train"), load_sts("stsb", "test")
+    full = unlabeled_pool(train)
+    assert full.table["sentence"].is_unique
+    sample = unlabeled_pool(train, n=50, seed=1)
+    assert len(sample) == 50 and set(sample.table["sentence"]) <= set(full.table["sentence"])
+    again = unlabeled_pool(train, n=50, seed=1)
+    assert sample.table["sentence"].tolist() == again.table["sentence"].tolist()
+    assert sample.files and sample.files[0].endswith("sts-train.tsv")
+    clean = unlabeled_pool(train, exclude=test)
+    assert pool_overlap(clean, test).iloc[2] == 0
+    assert pool_overlap(full, test).iloc[2] == len(full) - len(clean) > 0
     assert "removed" in clean.source

@@ -17,8 +17,8 @@ from sbert_tutor.book.chapters import multiple_negatives_ranking as multiple_neg
 from sbert_tutor.book.chapters import supmpn as supmpn_ch
 from sbert_tutor.book.chapters.classification_objective import sbert_training_vs_inference
 from sbert_tutor.book.chapters.cost_of_cross_encoders import cross_vs_bi_encoder
-from sbert_tutor.book.chapters.supmpn import denominator_breakdown
 from sbert_tutor.losses import multiple_negatives_ranking, supmpn
+from tests.book.pages import page_functions
 
 matplotlib.use("Agg")
 
@@ -147,8 +147,12 @@ def test_supmpn_roles_build_the_library_denominator():
 
 
 def test_supmpn_role_counts_match_the_breakdown_table():
+    """The diagram's roles against chapter 10's breakdown of D_ik, as its page defines it."""
     anchors, positives, negatives = _random_batch(n=4, p=2, q=3)
-    breakdown = denominator_breakdown(anchors.float(), positives.float(), negatives.float())
+    denominator_breakdown = page_functions("10_supmpn", "denominator_breakdown")[
+        "denominator_breakdown"
+    ]
+    breakdown, _ = denominator_breakdown(anchors.float(), positives.float(), negatives.float())
     roles = Counter(supmpn_ch.supmpn_denominator_roles(4, 2, 3, anchor=2, positive=1).ravel())
     assert roles["numerator"] == breakdown.loc["the positive p_ik itself", "terms"]
     assert roles["left out"] == breakdown.loc["the anchor's other positives (left out)", "terms"]

@@ -1,28 +1,16 @@
-"""Chapter 9, multiple negatives ranking (MNRL): the scale and batch-size sweeps the chapter runs
-on the page read each batch with :func:`ranking_stats`; their plots; the candidates' softmax, hard
-negatives, duplicate texts in random batches, the in-batch logit matrix diagram, and their figures.
-
-Duplicate texts in a batch: false negatives for in-batch-negative losses (chapter 9).
-
-:func:`shared_text_pairs` counts the examples of one batch that share a text;
-:func:`duplicate_report` compares plain shuffled batches with
-:class:`~sbert_tutor.training.samplers.NoDuplicatesBatchSampler`; :func:`text_repeats` says how
-repetitive the training rows are to begin with.
+"""Chapter 9, multiple negatives ranking (MNRL): its sizes and deviations from Taneja et al.
+(2023), the in-batch logit matrix diagram (:func:`in_batch_logit_matrix`, its cells' roles from
+:func:`logit_matrix_roles`) and the plots of the experiments the chapter runs on the page: the
+scale and batch-size sweeps and the duplicates in random batches.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import torch
-import torch.nn.functional as F
 from matplotlib.figure import Figure
-from torch import Tensor
 
 from sbert_tutor.book import published
 from sbert_tutor.book.deviations import (
@@ -36,36 +24,19 @@ from sbert_tutor.book.deviations import (
 )
 from sbert_tutor.book.drawing import FONT, MAX_WIDTH, arrow, canvas, cells, legend, row_labels
 from sbert_tutor.book.figures import new_axes, new_panels
-from sbert_tutor.book.fixed_embeddings import FixedBatch, mnrl_candidates
 from sbert_tutor.book.sizes import BERT, PAPER_SEEDS, QUICK_RUN, T4_RUN, RunSizes, register_sizes
 from sbert_tutor.book.weak_start import Start
-from sbert_tutor.losses import (
-    multiple_negatives_ranking,
-    tensor_cosine_matrix,
-)
-from sbert_tutor.results import Result
-from sbert_tutor.training.samplers import NoDuplicatesBatchSampler
 
 __all__ = [
-    "CandidateTable",
     "LOGIT_ROLES",
     "MNRLSizes",
     "SIZES",
-    "candidate_table",
-    "cosine_summary",
-    "duplicate_report",
-    "hard_negative_table",
     "in_batch_logit_matrix",
     "logit_matrix_roles",
     "paper_aspects",
     "plot_batch_size_sweep",
-    "plot_candidate_softmax",
     "plot_duplicates",
     "plot_scale_sweep",
-    "ranking_stats",
-    "random_batches",
-    "shared_text_pairs",
-    "text_repeats",
 ]
 
 
@@ -124,86 +95,6 @@ def paper_aspects() -> list[Aspect]:
             lambda s: kept if s.examples is None else f"{s.examples:,} entailment pairs",
         ),
     ]
-
-
-def shared_text_pairs(rows: Sequence[Sequence[str]]) -> int:
-    """Unordered pairs of examples (of one batch) that share at least one text (after strip).
-
-    With in-batch negatives, each such pair puts a copy of a positive (or of the anchor, or a
-    second valid positive of the same premise) among an anchor's negatives: a false negative.
-    """
-    holders: dict[str, list[int]] = {}
-    for i, row in enumerate(rows):
-        for text in {t.strip() for t in row}:
-            holders.setdefault(text, []).append(i)
-    pairs = {
-        (ids[x], ids[y])
-        for ids in holders.values()
-        if len(ids) > 1
-        for x in range(len(ids))
-        for y in range(x + 1, len(ids))
-    }
-    return len(pairs)
-
-
-def random_batches(n: int, batch_size: int, seed: int = 0) -> list[list[int]]:
-    """A plain shuffled plan: ``permutation(n)`` cut into batches of ``batch_size``."""
-    order = np.random.default_rng(seed).permutation(n).tolist()
-    return [order[i : i + batch_size] for i in range(0, n, batch_size)]
-
-
-def duplicate_report(
-    rows: Sequence[Sequence[str]],
-    batch_sizes: Sequence[int] = (16, 32, 64, 128, 256),
-    seed: int = 0,
-    epochs: int = 3,
-) -> pd.DataFrame:
-    """How often batches hold one text in two examples: random batches vs no-duplicates batches.
-
-    For every batch size, ``epochs`` epochs (seeds ``seed .. seed+epochs-1``) are planned by a
-    plain shuffle and by :class:`~sbert_tutor.training.samplers.NoDuplicatesBatchSampler`.
-    Columns: ``batch size``, ``sampler``, ``batches``, ``mean batch size``, ``batches with a
-    shared text %``, ``shared pairs per batch`` (see :func:`shared_text_pairs`).
-    """
-    rows = [tuple(r) for r in rows]
-    out = []
-    for size in batch_sizes:
-        for sampler in ("random", "NoDuplicatesBatchSampler"):
-            counts, sizes = [], []
-            for e in range(epochs):
-                if sampler == "random":
-                    plan = random_batches(len(rows), size, seed + e)
-                else:
-                    plan = NoDuplicatesBatchSampler(rows, size, seed + e).batches(0)
-                for batch in plan:
-                    counts.append(shared_text_pairs([rows[i] for i in batch]))
-                    sizes.append(len(batch))
-            counts_arr = np.asarray(counts)
-            out.append(
-                {
-                    "batch size": int(size),
-                    "sampler": sampler,
-                    "batches": len(counts),
-                    "mean batch size": float(np.mean(sizes)),
-                    "batches with a shared text %": 100.0 * float((counts_arr > 0).mean()),
-                    "shared pairs per batch": float(counts_arr.mean()),
-                }
-            )
-    return pd.DataFrame(out)
-
-
-def text_repeats(rows: Sequence[Sequence[str]]) -> pd.Series:
-    """How repetitive the training rows are: examples, distinct texts, texts in >1 example."""
-    per_text = Counter(t.strip() for row in rows for t in {s.strip() for s in row})
-    return pd.Series(
-        {
-            "examples": len(rows),
-            "distinct texts": len(per_text),
-            "texts in more than one example": sum(1 for c in per_text.values() if c > 1),
-            "most examples sharing one text": max(per_text.values()),
-        },
-        name="count",
-    )
 
 
 # Roles of the cells of the two matrix diagrams, with their colours and legend labels.
@@ -295,25 +186,6 @@ def plot_scale_sweep(sweep: pd.DataFrame, ax=None):
     return ax
 
 
-def plot_candidate_softmax(table: pd.DataFrame, ax=None):
-    """Softmax probability of each shown candidate at each scale (grouped bars)."""
-    ax = new_axes(ax, figsize=(8, 4))
-    cols = [c for c in table.columns if str(c).startswith("p (s=")]
-    x = np.arange(len(table))
-    width = 0.8 / len(cols)
-    for i, c in enumerate(cols):
-        ax.bar(x + i * width, table[c], width, label=c)
-    labels = [
-        f"{'* ' if k == 'own positive' else ''}{cos:.2f}"
-        for k, cos in zip(table["kind"], table["cosine"], strict=True)
-    ]
-    ax.set_xticks(x + width * (len(cols) - 1) / 2, labels)
-    ax.set_xlabel("candidates by cosine with the anchor (* = its own positive)")
-    ax.set_ylabel("softmax probability")
-    ax.legend(fontsize=8)
-    return ax
-
-
 def plot_batch_size_sweep(sweep: pd.DataFrame, axes=None):
     """Loss vs chance level (left) and in-batch top-1 accuracy (right) against the batch size."""
     axes = new_panels(axes, 2, (10, 3.8))
@@ -345,113 +217,3 @@ def plot_duplicates(report: pd.DataFrame, ax=None):
     ax.set_ylim(-3, 103)
     ax.legend(fontsize=8)
     return ax
-
-
-@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
-class CandidateTable(Result):
-    """:func:`candidate_table`: the anchor's candidates shown, with the anchor's text and the
-    number of candidates in the batch."""
-
-    anchor: str
-    candidates: int
-
-
-def ranking_stats(anchors: Tensor, candidates: Tensor, scale: float) -> dict[str, float]:
-    r"""MNRL's reading of one batch: anchor :math:`i`'s own positive is candidate :math:`i`
-    (the positives come first, then any hard negatives).
-
-    Returns ``loss`` (:math:`-\frac1N \sum_i \log \pi_{ii}`, the library's MNRL),
-    ``p(positive)`` (the mean :math:`\pi_{ii}`) and ``top-1 accuracy %`` (the own positive
-    scores highest).
-    """
-    logits = scale * tensor_cosine_matrix(anchors, candidates)
-    log_probs = torch.log_softmax(logits, dim=1)
-    n = anchors.shape[0]
-    own = torch.diagonal(log_probs[:, :n])
-    return {
-        "loss": float(-own.mean()),
-        "p(positive)": float(own.exp().mean()),
-        "top-1 accuracy %": 100.0 * float((logits.argmax(dim=1) == torch.arange(n)).float().mean()),
-    }
-
-
-def _shorten(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def candidate_table(
-    batch: FixedBatch, row: int = 0, scales: Sequence[float] = (1, 20, 100), top: int = 6
-) -> CandidateTable:
-    r"""For one anchor, its candidates with cosine and softmax probability at each scale.
-
-    Candidates are the batch's positives, then its hard negatives (if any). Rows: the ``top``
-    candidates by cosine plus the own positive and own hard negatives, sorted by cosine. The column ``gradient weight``
-    is :math:`P_{ij} - [i = j]` at the middle scale (negative: pulled, positive: pushed).
-    """
-    frame = batch.frame
-    n = len(batch)
-    neg_cols = [c for c in frame.columns if str(c).startswith("negative")]
-    texts = list(frame.iloc[:, 1])
-    kinds = ["own positive" if j == row else "other anchor's positive" for j in range(n)]
-    negatives = batch.negatives
-    if negatives is not None:  # MNRL flattens [N, Q, d] row by row: anchor j's Q are adjacent
-        texts = texts + [frame[c].iloc[j] for j in range(n) for c in neg_cols]
-        kinds = kinds + [
-            "own hard negative" if j == row else "other anchor's hard negative"
-            for j in range(n)
-            for _ in neg_cols
-        ]
-    candidates = mnrl_candidates(batch.positives, negatives)
-    cos = tensor_cosine_matrix(batch.anchors[row : row + 1], candidates)[0]
-    table = pd.DataFrame({"candidate": [_shorten(t) for t in texts], "kind": kinds, "cosine": cos})
-    middle = float(scales[len(scales) // 2])
-    for s in scales:
-        table[f"p (s={s:g})"] = torch.softmax(float(s) * cos, dim=0).cpu().numpy()
-    table["gradient weight"] = table[f"p (s={middle:g})"] - (table.index == row)
-    own = table.index[table["kind"].str.startswith("own")]
-    keep = set(table["cosine"].nlargest(top).index) | set(own)
-    out = table.loc[sorted(keep, key=lambda j: -table.at[j, "cosine"])]
-    return CandidateTable(table=out, anchor=str(frame.iloc[row, 0]), candidates=len(table))
-
-
-def hard_negative_table(batch: FixedBatch, scale: float = 20.0) -> pd.DataFrame:
-    """MNRL on one fixed batch with and without its hard negatives as extra candidate columns.
-
-    Columns: ``candidates K``, ``chance log K``, ``loss``, ``p(positive)``, ``top-1 accuracy %``.
-    """
-    rows = {}
-    for name, neg in (
-        ("in-batch negatives only", None),
-        ("+ hard negatives", batch.negatives),
-    ):
-        candidates = mnrl_candidates(batch.positives, neg)
-        stats = ranking_stats(batch.anchors, candidates, scale)
-        rows[name] = {
-            "candidates K": candidates.shape[0],
-            "chance log K": math.log(candidates.shape[0]),
-            "loss": float(multiple_negatives_ranking(batch.anchors, batch.positives, neg, scale)),
-            "p(positive)": stats["p(positive)"],
-            "top-1 accuracy %": stats["top-1 accuracy %"],
-        }
-    return pd.DataFrame(rows).T
-
-
-def cosine_summary(batch: FixedBatch) -> pd.Series:
-    """Mean cosine of the anchor with its positive, its hard negative(s) and the other anchors'
-    positives, and how often its own hard negative is closer than its positive (in %)."""
-    cos_pos = F.cosine_similarity(batch.anchors, batch.positives)
-    all_pos = tensor_cosine_matrix(batch.anchors, batch.positives)
-    n = len(batch)
-    others = all_pos[~torch.eye(n, dtype=torch.bool)]
-    out = {
-        "cos(anchor, own positive)": float(cos_pos.mean()),
-        "cos(anchor, other anchors' positives)": float(others.mean()),
-    }
-    negatives = batch.negatives
-    if negatives is not None:
-        cos_neg = F.cosine_similarity(batch.anchors.unsqueeze(1), negatives, dim=-1)
-        out["cos(anchor, own hard negative)"] = float(cos_neg.mean())
-        out["own hard negative closer than positive %"] = 100.0 * float(
-            (cos_neg.max(dim=1).values > cos_pos).float().mean()
-        )
-    return pd.Series(out, name="mean over the batch")

@@ -1,25 +1,15 @@
-"""Chapter 10, SupMPN (Dehghan & Amasyali, 2022): the denominator of eq. 7 broken down
-(:func:`denominator_breakdown`, :func:`supmpn_denominator`), SupMPN against MNRL on one batch
-(:func:`supmpn_mnrl_agreement`) and the NLI groups it trains on.
-
-How SupMPN groups are filled from the NLI data at hand (chapter 10).
-
-:func:`premise_label_counts` counts premises by their number of entailment and contradiction
-hypotheses; :func:`group_sources` says where each slot of
-:func:`~sbert_tutor.data.nli.supmpn_groups` comes from.
+"""Chapter 10, SupMPN (Dehghan & Amasyali, 2022): its sizes and deviations from the paper, and
+the diagram of the denominator of eq. 7 (:func:`supmpn_denominator`, its cells' roles from
+:func:`supmpn_denominator_roles`). The chapter's analyses (SupMPN against MNRL, the
+denominator's mass, the NLI groups' sources) run on its page.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
-import torch
 from matplotlib.figure import Figure
-from torch import Tensor
 
 from sbert_tutor.book import published
 from sbert_tutor.book.deviations import (
@@ -33,27 +23,14 @@ from sbert_tutor.book.deviations import (
 from sbert_tutor.book.drawing import FONT, canvas, cells, legend, row_labels, title
 from sbert_tutor.book.sizes import BERT, PAPER_SEEDS, QUICK_RUN, T4_RUN, RunSizes, register_sizes
 from sbert_tutor.book.weak_start import Start
-from sbert_tutor.data import NLIData
-from sbert_tutor.data.table import DataTable, as_frame
-from sbert_tutor.losses import (
-    multiple_negatives_ranking,
-    supmpn,
-    tensor_cosine_matrix,
-)
-from sbert_tutor.results import Result
 
 __all__ = [
-    "PremiseCounts",
     "SIZES",
     "SUPMPN_ROLES",
     "SupMPNSizes",
-    "denominator_breakdown",
-    "group_sources",
     "paper_aspects",
-    "premise_label_counts",
     "supmpn_denominator",
     "supmpn_denominator_roles",
-    "supmpn_mnrl_agreement",
 ]
 
 
@@ -189,195 +166,25 @@ def supmpn_denominator(
     """
     roles = supmpn_denominator_roles(n, p, q, anchor, positive)
     size = 0.6
-    cols = p + q
     x0, y0 = 1.0, 0.35
     top = y0 + n * size
     fig, ax = canvas(7.0, top + 0.85)
-    cells(
-        ax,
-        roles,
-        x0,
-        y0,
-        size,
-        SUPMPN_ROLES,
-        labels=lambda j, c: f"$p_{{{j + 1}{c + 1}}}$" if c < p else f"$n_{{{j + 1}{c - p + 1}}}$",
-    )
+
+    def name(j: int, c: int) -> str:  # the candidate in row j, column c
+        return f"$p_{{{j + 1}{c + 1}}}$" if c < p else f"$n_{{{j + 1}{c - p + 1}}}$"
+
+    cells(ax, roles, x0, y0, size, SUPMPN_ROLES, labels=name)
     row_labels(ax, [f"group of $a_{j + 1}$" for j in range(n)], x0, top, size)
-    ax.text(x0 + p * size / 2, top + 0.1, "positives", ha="center", va="bottom", fontsize=FONT)
+    header = {"ha": "center", "va": "bottom", "fontsize": FONT}
+    ax.text(x0 + p * size / 2, top + 0.1, "positives", **header)
     if q:
-        ax.text(
-            x0 + (p + q / 2) * size,
-            top + 0.1,
-            "hard negatives",
-            ha="center",
-            va="bottom",
-            fontsize=FONT,
-        )
+        ax.text(x0 + (p + q / 2) * size, top + 0.1, "hard negatives", **header)
         ax.plot([x0 + p * size] * 2, [y0 - 0.05, top + 0.05], color="black", lw=1.5)
     i, k = anchor + 1, positive + 1
-    terms = 1 + (n - 1) * p + n * q
-    legend_x = x0 + cols * size + 0.45
-    title(
-        ax,
-        3.5,
-        top + 0.6,
-        f"The denominator $D_{{{i}{k}}}$ of anchor $a_{i}$ and its positive $p_{{{i}{k}}}$",
-    )
+    heading = f"The denominator $D_{{{i}{k}}}$ of anchor $a_{i}$ and its positive $p_{{{i}{k}}}$"
+    title(ax, 3.5, top + 0.6, heading)
+    legend_x = x0 + (p + q) * size + 0.45
     legend(ax, SUPMPN_ROLES, legend_x, top - 0.1, set(roles.ravel()), step=0.27)
-    ax.text(
-        legend_x,
-        y0 + 0.2,
-        f"$N = {n},\\ P = {p},\\ Q = {q}$:\n$1 + (N-1)P + NQ = {terms}$ terms",
-        ha="left",
-        va="center",
-        fontsize=FONT,
-    )
+    terms = f"$N = {n},\\ P = {p},\\ Q = {q}$:\n$1 + (N-1)P + NQ = {1 + (n - 1) * p + n * q}$ terms"
+    ax.text(legend_x, y0 + 0.2, terms, ha="left", va="center", fontsize=FONT)
     return fig
-
-
-@dataclass(frozen=True, eq=False, repr=False, kw_only=True)
-class PremiseCounts(Result):
-    """:func:`premise_label_counts`, and how many distinct premises there are."""
-
-    premises: int
-
-
-def premise_label_counts(nli: NLIData) -> PremiseCounts:
-    """Premises by how many entailment / contradiction hypotheses they have (0, 1, 2, 3+)."""
-    labels = ("entailment", "contradiction")
-    per_premise = {p: dict.fromkeys(labels, 0) for p in nli.premises}
-    for p, y in zip(nli.premises, nli.labels, strict=True):
-        if y in labels:
-            per_premise[p][y] += 1
-    bins = ["0", "1", "2", "3+"]
-    table = (
-        pd.DataFrame(
-            {
-                label: Counter(bins[min(c[label], 3)] for c in per_premise.values())
-                for label in labels
-            },
-            index=bins,
-        )
-        .fillna(0)
-        .astype(int)
-    )
-    table.index.name = "hypotheses of this label per premise"
-    return PremiseCounts(table=table, premises=len(per_premise))
-
-
-def group_sources(groups: DataTable | pd.DataFrame, nli: NLIData) -> pd.DataFrame:
-    """Where each slot of SupMPN groups comes from, in % of the groups.
-
-    Positive slots: an entailment hypothesis of the premise (first use), the premise itself
-    (SupMPN padding, or rarely an entailment hypothesis identical to its premise), or an
-    entailment hypothesis used again (padding). Negative slots: a contradiction
-    hypothesis of the premise, or a hypothesis of another premise (padding).
-    """
-    groups = as_frame(groups)
-    own: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for p, h, y in zip(nli.premises, nli.hypotheses, nli.labels, strict=True):
-        own[p][y].add(h)
-    cats = [
-        "entailment of the premise",
-        "the premise itself",
-        "entailment used again (padding)",
-        "contradiction of the premise",
-        "hypothesis of another premise (padding)",
-    ]
-    pos_cols = [c for c in groups.columns if str(c).startswith("positive")]
-    neg_cols = [c for c in groups.columns if str(c).startswith("negative")]
-    counts = {c: dict.fromkeys(cats, 0) for c in pos_cols + neg_cols}
-    anchors = groups["anchor"].tolist()
-    used: list[set[str]] = [set() for _ in anchors]
-    for c in pos_cols:
-        for i, text in enumerate(groups[c].tolist()):
-            if text == anchors[i]:
-                cat = cats[1]
-            elif text in used[i]:
-                cat = cats[2]
-            else:
-                cat = cats[0]
-            used[i].add(text)
-            counts[c][cat] += 1
-    for c in neg_cols:
-        for i, text in enumerate(groups[c].tolist()):
-            own_contradiction = text in own[anchors[i]]["contradiction"]
-            counts[c][cats[3] if own_contradiction else cats[4]] += 1
-    table = pd.DataFrame.from_dict(counts, orient="index")[cats].astype(float)
-    table = 100.0 * table / max(len(groups), 1)
-    table.index.name = "slot"
-    return table.loc[:, (table > 0).any(axis=0)]
-
-
-def supmpn_mnrl_agreement(
-    anchors: Tensor,
-    positives: Tensor,
-    negatives: Tensor,
-    temperatures: Sequence[float] = (0.05, 0.1, 1.0),
-) -> pd.DataFrame:
-    r"""SupMPN with one positive (:math:`P = 1`) vs MNRL with :math:`s = 1/\tau`, same tensors.
-
-    ``positives`` is ``[N, P, d]``; only its first positive is used. ``negatives`` ``[N, Q, d]``;
-    rows are computed for :math:`Q = 0` and for all ``Q`` given.
-    """
-    one = positives[:, :1]
-    rows = []
-    for q in sorted({0, negatives.shape[1]}):
-        neg = negatives[:, :q]
-        for t in temperatures:
-            a = float(supmpn(anchors, one, neg, temperature=float(t)))
-            b = float(
-                multiple_negatives_ranking(
-                    anchors, positives[:, 0], neg if q else None, scale=1.0 / float(t)
-                )
-            )
-            rows.append(
-                {
-                    "negatives Q": q,
-                    "temperature": float(t),
-                    "scale 1/t": 1.0 / float(t),
-                    "supmpn (P=1)": a,
-                    "multiple_negatives_ranking": b,
-                    "|difference|": abs(a - b),
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def denominator_breakdown(
-    anchors: Tensor, positives: Tensor, negatives: Tensor, temperature: float = 0.05
-) -> pd.DataFrame:
-    r"""Where the mass of SupMPN's denominator (eq. 7) comes from, averaged over anchors and
-    positives.
-
-    For anchor :math:`i` and its positive :math:`k` the denominator holds the positive itself,
-    the other anchors' positives and every negative of the batch (the anchor's own and the
-    others'); the anchor's *other* positives are left out. Rows: these terms, with how many there
-    are and their mean share of the denominator in %.
-    """
-    n, p, d = positives.shape
-    q = negatives.shape[1]
-    e_pos = torch.exp(
-        tensor_cosine_matrix(anchors, positives.reshape(-1, d)).view(n, n, p) / temperature
-    )
-    e_neg = torch.exp(
-        tensor_cosine_matrix(anchors, negatives.reshape(-1, d)).view(n, n, q) / temperature
-    )
-    eye = torch.eye(n, dtype=torch.bool)
-    own_pos = e_pos[eye]  # [N, P]: e(a_i, p_ik)
-    other_pos = e_pos.masked_fill(eye.unsqueeze(-1), 0.0).sum(dim=(1, 2))  # [N]
-    own_neg = e_neg[eye].sum(dim=1)  # [N]
-    other_neg = e_neg.masked_fill(eye.unsqueeze(-1), 0.0).sum(dim=(1, 2))  # [N]
-    total = own_pos + (other_pos + own_neg + other_neg).unsqueeze(1)  # [N, P]
-    terms = {
-        "the positive p_ik itself": (1, own_pos),
-        "the anchor's other positives (left out)": (p - 1, torch.zeros_like(own_pos)),
-        "other anchors' positives": ((n - 1) * p, other_pos.unsqueeze(1).expand(n, p)),
-        "the anchor's own hard negatives": (q, own_neg.unsqueeze(1).expand(n, p)),
-        "other anchors' hard negatives": ((n - 1) * q, other_neg.unsqueeze(1).expand(n, p)),
-    }
-    rows = {
-        name: {"terms": count, "share of denominator %": 100.0 * float((mass / total).mean())}
-        for name, (count, mass) in terms.items()
-    }
-    return pd.DataFrame(rows).T
