@@ -66,12 +66,13 @@ def _msmarco():
 
 
 def _dilemma():
-    from sbert_tutor.book.chapters import distance_dilemma as dd
-
+    """What chapter 12's page reads: its split and held-out triplets are built from these."""
     sizes = sizes_for(DistanceDilemmaSizes, "quick")
-    data = dd.load_dilemma_data(n_test=sizes.test_queries, n_other=sizes.other_passages)
-    triplets = dd.held_out_triplets(data.test, sizes.pca_triplets, data.candidates)
-    return data, triplets
+    dev = load_msmarco("msmarco-dev-subset")
+    labelled = load_bm25_candidates(with_labels=True)
+    ranked = {qid: [pid for pid, _ in items] for qid, items in labelled.items()}
+    test = sample_msmarco(dev, sizes.test_queries, sizes.other_passages, seed=0, candidates=ranked)
+    return dev, labelled, test
 
 
 def _efficiency():
