@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from IPython.core.inputtransformer2 import TransformerManager
 
 from sbert_tutor.book.source import resolve_dotted, show_source, source_lines
 from sbert_tutor.losses import cosine_regression
@@ -42,29 +43,30 @@ def test_show_source_refuses_what_is_not_code():
 
 
 def _shown_names(path: Path) -> list[tuple[str, str]]:
-    """``(cell source, name)`` for every ``show_source(name...)`` call in a notebook."""
-    found = []
+    """``(imports so far, name)`` for every ``show_source(name...)`` call in a notebook: the
+    import lines of that cell and of every code cell before it, as the kernel has them."""
+    found, imports = [], []
     for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-        if cell["cell_type"] != "code" or "show_source(" not in "".join(cell["source"]):
+        if cell["cell_type"] != "code":
             continue
-        code = "".join(cell["source"])
-        for node in ast.walk(ast.parse(code.replace("%", "#"))):
+        tree = ast.parse(TransformerManager().transform_cell("".join(cell["source"])))
+        imports += [
+            ast.unparse(node)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+        ]
+        for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "show_source":
-                found.append((code, ast.unparse(node.args[0])))
+                found.append(("\n".join(imports), ast.unparse(node.args[0])))
     return found
 
 
 @pytest.mark.parametrize("notebook", sorted(ROOT.glob("book/*.ipynb")), ids=lambda p: p.stem)
 def test_every_shown_block_names_an_existing_object(notebook):
-    """Resolves each name through the cell's own imports, as the chapter would."""
-    for code, name in _shown_names(notebook):
+    """Resolves each name through the imports the notebook has run so far, as the chapter would."""
+    for imports, name in _shown_names(notebook):
         scope: dict = {}
-        imports = [
-            ast.unparse(node)
-            for node in ast.walk(ast.parse(code.replace("%", "#")))
-            if isinstance(node, (ast.Import, ast.ImportFrom))
-        ]
-        exec("\n".join(imports), scope)  # noqa: S102 - the notebook's own import lines
+        exec(imports, scope)  # noqa: S102 - the notebook's own import lines
         obj = eval(name, scope)  # noqa: S307 - a dotted name from the notebook
         if isinstance(obj, str):  # shown by its dotted name (a private helper)
             obj = resolve_dotted(obj)
