@@ -29,7 +29,6 @@ ground floor (``sbert_tutor.book.``)   what it holds
 :mod:`.display`                        how the chapters' tables show text; glued prose on Colab
 :mod:`.seeds`, :mod:`.weak_start`      runs over seeds with verdicts; the quick profile's start
 :mod:`.gradients`                      autograd beside a gradient written on the page
-:mod:`.bootstrap`                      a paired bootstrap over queries (chapters 12, 12a, 14)
 :mod:`.fixed_embeddings`               real data encoded once (chapters 7-10)
 :mod:`.cost`                           measured encode/pair-scoring rates (chapters 2, 9, 13, 14)
 =====================================  =========================================================
