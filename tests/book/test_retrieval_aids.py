@@ -1,5 +1,7 @@
-"""Teaching aids of the retrieval chapters (sbert_tutor.book.retrieval_aids), the published MS MARCO
-numbers and the retrieval figures, against hand-worked rankings."""
+"""Teaching aids of the retrieval chapters (the nDCG conventions, progress bars), the published MS
+MARCO numbers and the retrieval figures, against hand-worked rankings. (Chapter 4's page checks its
+rank-by-rank breakdown against the hand-worked example; chapter 5's, its first relevant ranks
+against the run's MRR@10.)"""
 
 from __future__ import annotations
 
@@ -7,28 +9,10 @@ import math
 
 import pytest
 
-from sbert_tutor.book.chapters.msmarco import (
-    first_relevant_ranks,
-    progress_every,
-    top_passages,
-)
-from sbert_tutor.book.chapters.retrieval_metrics import ndcg_conventions, ranking_breakdown
+from sbert_tutor.book.chapters.msmarco import progress_every
+from sbert_tutor.book.chapters.retrieval_metrics import ndcg_conventions
 from sbert_tutor.book.published import published_msmarco
 from sbert_tutor.evaluation.retrieval import metrics_table
-
-
-def test_ranking_breakdown_by_hand():
-    # grades: a=3, c=1, e=2 (not retrieved); threshold 1 -> R = 3
-    ranking, grades = ["a", "b", "c", "d"], {"a": 3, "c": 1, "e": 2}
-    table = ranking_breakdown(ranking, grades)
-    assert table["rel"].tolist() == [1, 0, 1, 0]
-    assert table.loc[3, "P@i"] == pytest.approx(2 / 3)
-    assert table.loc[4, "AP@i"] == pytest.approx((1 + 2 / 3) / 3)
-    dcg = 3 + 1 / math.log2(4)
-    idcg = 3 + 2 / math.log2(3) + 1 / math.log2(4)
-    assert table.loc[4, "DCG@i"] == pytest.approx(dcg)
-    assert table.loc[4, "IDCG@i"] == pytest.approx(idcg)
-    assert table.loc[4, "nDCG@i"] == pytest.approx(dcg / idcg)
 
 
 def test_ndcg_conventions_ceiling():
@@ -39,18 +23,6 @@ def test_ndcg_conventions_ceiling():
     assert table.loc["all_relevant", "perfect ranking"] == pytest.approx(1 / ideal_all)
     assert table.loc["trec", "this run"] == pytest.approx(1 / math.log2(3))
     assert table.loc["all_relevant", "this run"] == pytest.approx(1 / math.log2(3) / ideal_all)
-
-
-def test_first_relevant_ranks_and_top_passages():
-    run = {"q1": {"a": 0.9, "b": 0.8}, "q2": {"c": 0.7}}
-    qrels = {"q1": {"b": 1}, "q2": {"z": 1}, "q3": {"y": 0}}
-    ranks = first_relevant_ranks(run, qrels)
-    assert ranks["q1"] == 2 and math.isnan(ranks["q2"]) and "q3" not in ranks
-    top = top_passages(run, "q1", {"a": "alpha " * 50, "b": "beta"}, qrels, n=2, width=20)
-    assert top["pid"].tolist() == ["a", "b"] and top["grade"].tolist() == ["unjudged", 1]
-    assert len(top.loc[1, "passage"]) == 20
-    with pytest.raises(KeyError):
-        top_passages(run, "q9")
 
 
 def test_published_numbers_are_labelled():

@@ -1,17 +1,16 @@
-"""Chapter 11a's book layer: the published tables' transcription, recorded-run tables, sizes and the
-pooling/normalisation experiment's mechanics."""
+"""Chapter 11a's book layer: the published tables' transcription, the recorded runs' files and
+their provenance table, the sizes and the experiment's wide table. (The chapter's page holds the
+experiment, asserting one encoding per pooling, and the recorded runs beside SentEval's engine,
+asserting their agreement where both classify the same items.)"""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-import pytest
 
 from sbert_tutor.book import published, sizes
 from sbert_tutor.book.chapters import transfer_tasks as book
 from sbert_tutor.book.chapters.transfer_tasks import TransferSizes
-from sbert_tutor.book.recorded import recorded_results
-from tests.conftest import needs_data
+from sbert_tutor.book.recorded import how_recorded, recorded_results
 
 
 def test_published_rows_are_labelled_with_their_source():
@@ -44,74 +43,38 @@ def _ours():
     }
 
 
-def test_recorded_runs_beside_published_and_their_difference():
+def test_recorded_provenance_of_a_run():
     ours = _ours()
-    senteval = {
-        "model": ours["model"],
-        "results": {t: {"acc": 79.5 + i} for i, t in enumerate(book.TASK_COLUMNS)},
-    }
-    table = book.beside_published(ours, senteval)
-    assert table.index[0] == "all-MiniLM-L6-v2 (recorded run: sbert-tutor)"
-    assert table.index[1] == "all-MiniLM-L6-v2 (recorded run: SentEval engine)"
-    assert table.iloc[0]["avg"] == pytest.approx(83.0)  # mean of 80..86
-    assert table.iloc[1]["kind"] == "SentEval's engine, same embeddings"
-    assert len(table) == 2 + len(published.SBERT_TABLE5) + len(published.SUPMPN_TABLE3)
-    diff = book.ours_minus_senteval(ours, senteval)
-    np.testing.assert_allclose(diff["difference"], 0.5)
-    how = book.how_recorded(ours)
+    how = how_recorded(ours)
     assert list(book.how_recorded_table({"a": ours, "b": None}).columns) == ["a"]
-    assert book.ours_minus_senteval(ours, None) is None
     assert how["git commit"] == "abc123abc123"
     # recorded before the profiles were quick, t4 and paper: said so, not shown as a profile
     assert how["profile"].startswith("full (a retired profile name")
     assert "rt-polarity.pos: ffffffffffff" in how["data files (sha256)"]
 
 
-def test_a_run_that_finished_some_tasks_has_no_seven_task_average():
-    """SentEval's engine finished 4 of the 7 tasks: its row must not share a label with the full
-    run, must not print a 4-task mean in the column of 7-task means, and the difference table
-    compares means over the same tasks only (the old table printed 82.76 - 81.00 = 1.76)."""
-    ours = _ours()
-    finished = ("CR", "SST2", "TREC", "MRPC")
-    senteval = {
-        "model": ours["model"],
-        "results": {t: {"acc": 80.0 + book.TASK_COLUMNS.index(t) - 0.25} for t in finished},
-    }
-    table = book.beside_published(ours, senteval)
-    assert (
-        table.index[1] == "all-MiniLM-L6-v2 (recorded run: SentEval engine, CR/SST2/TREC/MRPC only)"
-    )
-    assert table.index[0] != table.index[1]
-    assert np.isnan(table.iloc[1]["avg"]) and np.isnan(table.iloc[1]["MR"])
-    assert table.iloc[0]["avg"] == pytest.approx(83.0)
-    diff = book.ours_minus_senteval(ours, senteval)
-    assert list(diff.index) == [*finished, "avg of the 4 common tasks"]
-    np.testing.assert_allclose(diff["difference"], 0.25)
-    assert diff.loc["avg of the 4 common tasks", "sbert-tutor"] == pytest.approx(
-        np.mean([80.0 + book.TASK_COLUMNS.index(t) for t in finished])
-    )
-
-
-def test_the_recorded_runs_agree_where_they_classify_the_same_items():
-    """On the committed files: where SentEval's loader and the library's yield the same items, the
-    two runs agree to SentEval's two printed decimals; where they do not (MR, SUBJ: SentEval's
-    loader cuts lines at the byte 0x85), the engine saw the extra items and the gap is larger."""
+def test_the_recorded_runs_hold_what_the_chapter_reads():
+    """The committed files, as the chapter reads them: the library's run has its table (accuracy
+    and test items per task), the merged SentEval-engine record its results (acc and ntest) for
+    all seven tasks and each part's provenance; the engine's MR and SUBJ items are the counts the
+    loader's docstring gives for SentEval's cut lines (the page asserts the rest of the
+    comparison)."""
     from sbert_tutor.data import senteval as data
 
     ours = recorded_results(book.RECORDED_RUN)
     senteval = recorded_results(book.RECORDED_SENTEVAL)
-    diff = book.ours_minus_senteval(ours, senteval).iloc[:-1]
-    assert list(diff.index) == list(book.TASK_COLUMNS)  # the merged engine record has all seven
-    same = diff["items (sbert-tutor)"] == diff["items (SentEval engine)"]
-    assert sorted(diff.index[~same]) == ["MR", "SUBJ"]
-    assert (diff.loc[same, "difference"].abs() < 0.005).all()
-    # the counts the loader's docstring gives for SentEval's cut lines
-    assert diff.loc["MR", "items (SentEval engine)"] == 10_685 and "10,685" in data.__doc__
-    assert diff.loc["SUBJ", "items (SentEval engine)"] == 10_021 and "10,021" in data.__doc__
-    assert (diff.loc[~same, "difference"].abs() < 1).all()
-    table = book.beside_published(ours, senteval)
-    engine = table[table["kind"] == "SentEval's engine, same embeddings"].iloc[0]
-    assert engine["avg"] == pytest.approx(np.mean([engine[t] for t in book.TASK_COLUMNS]))
+    table = {row["task"]: row for row in ours["table"]}
+    assert set(book.TASK_COLUMNS) <= set(table)
+    assert all({"accuracy", "n_test"} <= set(table[t]) for t in book.TASK_COLUMNS)
+    assert sorted(senteval["results"]) == sorted(book.TASK_COLUMNS)
+    assert all({"acc", "ntest"} <= set(out) for out in senteval["results"].values())
+    assert all(run["provenance"]["git"]["sha"] for run in senteval["runs"])
+    assert sorted(t for run in senteval["runs"] for t in run["tasks"]) == sorted(
+        senteval["results"]
+    )
+    assert senteval["results"]["MR"]["ntest"] == 10_685 and "10,685" in data.__doc__
+    assert senteval["results"]["SUBJ"]["ntest"] == 10_021 and "10,021" in data.__doc__
+    assert ours["model"] == senteval["model"] == "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def test_chapter_sizes_per_profile():
@@ -121,50 +84,19 @@ def test_chapter_sizes_per_profile():
     assert paper.kfold == 10 and len(paper.experiment_tasks) == 7  # SentEval's protocol
 
 
-@needs_data
-@pytest.mark.usefixtures("single_thread")
-@pytest.mark.filterwarnings("ignore::sbert_tutor.encoders.sentence_encoder.TruncationWarning")
-def test_experiment_encodes_once_per_pooling(tiny_bert, monkeypatch):
-    from sbert_tutor import SentenceEncoder
-
-    model, tokenizer = tiny_bert
-    encoder = SentenceEncoder(model, tokenizer, max_seq_length=32)
-    calls = []
-    original = SentenceEncoder.encode
-
-    def counting(self, sentences, *args, **kwargs):
-        calls.append(len(sentences))
-        return original(self, sentences, *args, **kwargs)
-
-    monkeypatch.setattr(SentenceEncoder, "encode", counting)
-    chosen = TransferSizes(
-        experiment_tasks=("cr",), experiment_max_items=40, poolings=("mean", "cls"), kfold=3
+def test_experiment_wide_is_one_row_a_variant():
+    frame = pd.DataFrame(
+        [
+            {"pooling": p, "normalised": n, "task": t, "accuracy": acc}
+            for p in ("mean", "cls")
+            for n in (True, False)
+            for t, acc in (("TREC", 90.0), ("CR", 80.0), ("avg", 85.0))
+        ]
     )
-    frame = book.pooling_normalisation_experiment(encoder, chosen)
-    assert len(calls) == 2  # one encoding per pooling, shared by both normalisations
-    assert set(frame["pooling"]) == {"mean", "cls"} and set(frame["normalised"]) == {True, False}
     wide = book.experiment_wide(frame)
-    assert isinstance(wide, pd.DataFrame) and list(wide.columns) == ["CR"] and len(wide) == 4
-    assert (frame["mean_norm"] > 0).all()
-    record = frame.attrs["provenance"]
-    assert record["profile"] == "quick" and record["data_sources"].keys() == {"cr"}
-    assert record["variants"] == ["mean, normalised", "mean, raw", "cls, normalised", "cls, raw"]
-    assert any(f.endswith("custrev.pos") for f in record["data_files"])
-
-
-def test_recorded_senteval_engine_file_loads_beside_published():
-    """The committed SentEval-engine results file (benchmarks/senteval_reference.py) is found and
-    read into the comparison table."""
-    senteval = recorded_results(book.RECORDED_SENTEVAL)
-    assert senteval is not None and all(run["provenance"]["git"]["sha"] for run in senteval["runs"])
-    assert sorted(t for run in senteval["runs"] for t in run["tasks"]) == sorted(
-        senteval["results"]
-    )
-    table = book.beside_published(None, senteval)
-    row = table[table["kind"] == "SentEval's engine, same embeddings"].iloc[0]
-    assert set(senteval["results"]) <= set(book.TASK_COLUMNS)
-    for task, result in senteval["results"].items():
-        assert row[task] == result["acc"]
+    assert list(wide.columns) == ["CR", "TREC", "avg"]  # the tasks' order, then avg
+    assert list(wide.index) == [("mean", True), ("mean", False), ("cls", True), ("cls", False)]
+    assert (wide["TREC"] == 90.0).all()
 
 
 def test_a_merged_record_shows_one_provenance_column_per_run():
@@ -190,8 +122,3 @@ def test_a_merged_record_shows_one_provenance_column_per_run():
     assert list(table.columns) == ["SentEval engine: CR/TREC", "SentEval engine: MR"]
     assert table.loc["seconds"].tolist() == [15.5, 20.0]
     assert table.loc["git commit"].tolist() == ["a" * 12, "b" * 12]
-    assert book.beside_published(None, merged).iloc[0][["MR", "CR", "TREC"]].tolist() == [
-        76,
-        81,
-        89,
-    ]

@@ -1,28 +1,18 @@
-"""Chapter 2, the cost of cross-encoders: its diagram (:func:`cross_vs_bi_encoder`), the measured
-rates beside the paper's claim (:func:`compare_with_paper`) and the extrapolated times in words
-(:func:`readable`). The rates themselves are measured by :mod:`sbert_tutor.book.cost`, which
-chapters 9 and 13 share.
+"""Chapter 2, the cost of cross-encoders: its sizes and its diagram (:func:`cross_vs_bi_encoder`).
+The rates are measured and extrapolated on the chapter's page, with the timer, the durations in
+words and the figure of :mod:`sbert_tutor.book.cost`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
 from matplotlib.figure import Figure
 
-from sbert_tutor.book.cost import CostRates, extrapolate, humanize_seconds
 from sbert_tutor.book.drawing import arrow, box, canvas, shared_encoder, title
-from sbert_tutor.book.published import SBERT_COST_CLAIM
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 
-__all__ = [
-    "CostSizes",
-    "SIZES",
-    "compare_with_paper",
-    "cross_vs_bi_encoder",
-    "readable",
-]
+__all__ = ["CostSizes", "SIZES", "cross_vs_bi_encoder"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,37 +34,6 @@ SIZES: dict[str, CostSizes] = register_sizes(
         "paper": CostSizes(pairs=4096, sentences=10000, batch_size=128),
     },
 )
-
-
-def compare_with_paper(rates: CostRates, hardware: str) -> pd.DataFrame:
-    """Our extrapolation at the paper's n = 10,000 beside the SBERT paper's claim (labelled)."""
-    ours = extrapolate(rates, [SBERT_COST_CLAIM["n"]]).iloc[0]
-    rows = [
-        {
-            "method": "cross-encoder (BERT on every pair)",
-            "paper (V100, published)": f"{SBERT_COST_CLAIM['cross_encoder_hours']:g} h",
-            f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
-                ours["cross_encoder_s"]
-            ),
-        },
-        {
-            "method": "bi-encoder (SBERT: encode + cosine)",
-            "paper (V100, published)": f"{SBERT_COST_CLAIM['sbert_seconds']:g} s",
-            f"this run ({hardware}, measured + extrapolated)": humanize_seconds(
-                ours["bi_encoder_s"]
-            ),
-        },
-    ]
-    return pd.DataFrame(rows).set_index("method")
-
-
-def readable(table: pd.DataFrame) -> pd.DataFrame:
-    """The extrapolation table with durations written for people (``65 h`` rather than ``234000.0``)."""
-    out = pd.DataFrame({"n": table["n"], "pairs": table["pairs"].map(lambda p: f"{p:.3g}")})
-    for column in ("cross_encoder_s", "bi_encoder_encode_s", "bi_encoder_cosine_s", "bi_encoder_s"):
-        out[column.removesuffix("_s")] = table[column].map(humanize_seconds)
-    out["speedup"] = table["speedup"].map(lambda x: f"{x:,.0f}x")
-    return out.set_index("n")
 
 
 def cross_vs_bi_encoder() -> Figure:

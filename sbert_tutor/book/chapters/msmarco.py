@@ -1,13 +1,12 @@
-"""Chapter 5, MS MARCO: where the first relevant passage ranks (:func:`first_relevant_ranks`,
-:func:`plot_first_relevant_rank`), a query's top passages (:func:`top_passages`), the
-retrieve-then-re-rank diagram (:func:`retrieve_then_rerank`) and progress bars that stay short in
-an executed notebook (:func:`progress_every`).
+"""Chapter 5, MS MARCO: its sizes and deviations from its sources (:func:`paper_aspects`), the
+retrieve-then-re-rank diagram (:func:`retrieve_then_rerank`), where the first relevant passage
+ranks (:func:`plot_first_relevant_rank`; the ranks are computed on the page) and progress bars
+that stay short in an executed notebook (:func:`progress_every`, which chapter 15 uses too).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -20,21 +19,14 @@ from sbert_tutor.book.deviations import Aspect
 from sbert_tutor.book.drawing import FONT, arrow, box, canvas
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
-from sbert_tutor.metrics import (
-    Qrels,
-    Run,
-    rank_documents,
-)
 
 __all__ = [
     "MSMarcoSizes",
     "SIZES",
-    "first_relevant_ranks",
     "paper_aspects",
     "plot_first_relevant_rank",
     "progress_every",
     "retrieve_then_rerank",
-    "top_passages",
 ]
 
 
@@ -112,7 +104,7 @@ def retrieve_then_rerank(k: int = 100, top: int = 10) -> Figure:
 def plot_first_relevant_rank(ranks: pd.Series, top_k: int = 10, ax=None, label: str | None = None):
     """How many queries find their first relevant passage at rank 1, 2, ..., ``top_k`` or later.
 
-    ``ranks``: :func:`first_relevant_ranks` (NaN = not
+    ``ranks``: one query a row, the rank (from 1) of its first relevant passage (NaN = not
     retrieved). The last bar counts queries with no relevant passage in the top ``top_k``.
     """
     ax = new_axes(ax, figsize=(7, 3.5))
@@ -126,55 +118,6 @@ def plot_first_relevant_rank(ranks: pd.Series, top_k: int = 10, ax=None, label: 
     if label:
         ax.legend(fontsize=8)
     return ax
-
-
-def first_relevant_ranks(run: Run, qrels: Qrels, relevance_threshold: int = 1) -> pd.Series:
-    """Rank (1-based) of the first relevant passage of every evaluated query; NaN if not retrieved.
-
-    Its reciprocal, with NaN as 0, averages to the uncut MRR of the run.
-    """
-    ranks = {}
-    for q, docs in qrels.items():
-        if not any(g >= relevance_threshold for g in docs.values()):
-            continue
-        ranking = rank_documents(run.get(q, {}))
-        ranks[q] = next(
-            (i for i, d in enumerate(ranking, start=1) if docs.get(d, 0) >= relevance_threshold),
-            math.nan,
-        )
-    series = pd.Series(ranks, dtype=float, name="first relevant rank")
-    series.index.name = "qid"
-    return series
-
-
-def top_passages(
-    run: Run,
-    qid: str,
-    corpus: Mapping[str, str] | None = None,
-    qrels: Qrels | None = None,
-    n: int = 5,
-    width: int = 160,
-) -> pd.DataFrame:
-    """The ``n`` best passages of one query: rank, pid, score, judged grade, text (shortened)."""
-    if qid not in run:
-        raise KeyError(f"query {qid!r} is not in the run")
-    ranking = rank_documents(run[qid])[:n]
-    grades = (qrels or {}).get(qid, {})
-    rows = []
-    for i, pid in enumerate(ranking, start=1):
-        text = corpus.get(pid) if isinstance(corpus, Mapping) else None
-        if text is not None and len(text) > width:
-            text = text[: width - 3] + "..."
-        rows.append(
-            {
-                "rank": i,
-                "pid": pid,
-                "score": run[qid][pid],
-                "grade": grades.get(pid, "unjudged"),
-                "passage": text,
-            }
-        )
-    return pd.DataFrame(rows).set_index("rank")
 
 
 @contextmanager

@@ -1,12 +1,12 @@
-"""Chapter 4, retrieval metrics: one ranking broken down measure by measure
-(:func:`ranking_breakdown`), the nDCG conventions side by side (:func:`ndcg_conventions`) and
-the measures as k grows (:func:`plot_metrics_vs_k`).
+"""Chapter 4, retrieval metrics: its sizes, the nDCG conventions side by side
+(:func:`ndcg_conventions`, which chapter 12 reads too) and the measures as k grows
+(:func:`plot_metrics_vs_k`). The worked example's rank-by-rank breakdown is on the page.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,24 +14,9 @@ import pandas as pd
 
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
-from sbert_tutor.metrics import (
-    Qrels,
-    Run,
-    average_precision,
-    dcg_at_k,
-    idcg_at_k,
-    ndcg_at_k,
-    precision_at_k,
-    rank_documents,
-)
+from sbert_tutor.metrics import Qrels, Run, ndcg_at_k, rank_documents
 
-__all__ = [
-    "RetrievalMetricsSizes",
-    "SIZES",
-    "ndcg_conventions",
-    "plot_metrics_vs_k",
-    "ranking_breakdown",
-]
+__all__ = ["RetrievalMetricsSizes", "SIZES", "ndcg_conventions", "plot_metrics_vs_k"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,9 +40,7 @@ SIZES: dict[str, RetrievalMetricsSizes] = register_sizes(
 )
 
 
-def plot_metrics_vs_k(
-    table: pd.DataFrame, metrics: list[str] | tuple[str, ...] | None = None, ax=None
-):
+def plot_metrics_vs_k(table: pd.DataFrame, metrics: Sequence[str] | None = None, ax=None):
     """Each retrieval measure as a function of the cutoff k (book chapter 4).
 
     ``table``: one row a measure, one column a cutoff, as returned by
@@ -81,41 +64,6 @@ def plot_metrics_vs_k(
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
     ax.legend(fontsize=8, ncol=2)
     return ax
-
-
-def ranking_breakdown(
-    ranking: Sequence[str], judgements: Mapping[str, int], relevance_threshold: int = 1
-) -> pd.DataFrame:
-    r"""Every quantity of the measures, rank by rank, for one ranked list (chapter 4).
-
-    Columns: ``docid``, ``grade`` :math:`g(d_i)`, ``rel`` :math:`\mathrm{rel}_i`,
-    ``P@i``, ``rel*P@i`` (the terms of AP), ``AP@i``, ``discount`` :math:`1/\log_2(i+1)`, ``gain*discount``,
-    ``DCG@i``, ``IDCG@i`` and ``nDCG@i``, each computed by :mod:`sbert_tutor.metrics`.
-    """
-    if isinstance(ranking, str):
-        raise TypeError("ranking must be a sequence of document ids, not a single string")
-    rows = []
-    for i, doc in enumerate(ranking, start=1):
-        grade = int(judgements.get(doc, 0))
-        rel = int(grade >= relevance_threshold)
-        p_i = precision_at_k(ranking, judgements, i, relevance_threshold)
-        rows.append(
-            {
-                "rank": i,
-                "docid": doc,
-                "grade": grade,
-                "rel": rel,
-                "P@i": p_i,
-                "rel*P@i": rel * p_i,
-                "AP@i": average_precision(ranking, judgements, i, relevance_threshold),
-                "discount": 1.0 / math.log2(i + 1),
-                "gain*discount": max(grade, 0) / math.log2(i + 1),
-                "DCG@i": dcg_at_k(ranking, judgements, i),
-                "IDCG@i": idcg_at_k(judgements, i),
-                "nDCG@i": ndcg_at_k(ranking, judgements, i),
-            }
-        )
-    return pd.DataFrame(rows).set_index("rank")
 
 
 def ndcg_conventions(

@@ -1,15 +1,7 @@
-"""The same weights, three poolings: STS correlation and anisotropy side by side (chapter 3).
-
-The chapter's loop swaps only the pooling step of one encoder
-(:meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.with_pooling`) and reports STS
-Spearman/Pearson and the anisotropy (:func:`sbert_tutor.book.analysis.anisotropy`) of each, on
-the page; :func:`cosine_groups` collects
-the cosines of gold-similar, gold-dissimilar and random pairs for a histogram.
-
-:func:`pooling_beside_paper` sets that swap beside the SBERT paper's own pooling ablation (Table 6),
-where each pooling was *trained*.
-
-Figures: :func:`plot_pooling`, :func:`plot_cosine_histograms`, :func:`plot_sts_tasks`.
+"""Chapter 3, Siamese SBERT, pooling and STS: its sizes and its figures (:func:`plot_pooling`,
+:func:`plot_cosine_histograms`, :func:`plot_sts_tasks`). The loop that swaps the pooling of one
+encoder (:meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.with_pooling`), scores STS
+and the anisotropy of each and sets them beside the SBERT paper's Table 6 is on the page.
 """
 
 from __future__ import annotations
@@ -20,23 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.book.analysis import random_pair_cosines
 from sbert_tutor.book.figures import new_axes
-from sbert_tutor.book.published import SBERT_TABLE6_POOLING, SBERT_TABLE6_SOURCE
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
-from sbert_tutor.data import STSData
-from sbert_tutor.encoders.protocol import Encoder
-from sbert_tutor.evaluation.sts import predict_similarity
 
-__all__ = [
-    "PoolingSizes",
-    "SIZES",
-    "cosine_groups",
-    "plot_cosine_histograms",
-    "plot_pooling",
-    "plot_sts_tasks",
-    "pooling_beside_paper",
-]
+__all__ = ["PoolingSizes", "SIZES", "plot_cosine_histograms", "plot_pooling", "plot_sts_tasks"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,50 +89,3 @@ def plot_sts_tasks(table: pd.DataFrame, published: pd.DataFrame | None = None, a
     ax.set_ylabel("Spearman x100")
     ax.legend(fontsize=8)
     return ax
-
-
-def cosine_groups(
-    encoder: Encoder,
-    data: STSData,
-    n_random: int = 2000,
-    high: float = 4.0,
-    low: float = 1.0,
-    seed: int = 0,
-) -> dict[str, np.ndarray]:
-    """Cosines of gold-similar pairs (score >= ``high``), gold-dissimilar pairs (<= ``low``) and random pairs.
-
-    If the space is anisotropic, even the random pairs sit far from 0.
-    """
-    predicted = predict_similarity(encoder, data)
-    sentences = list(dict.fromkeys([*data.sentences1, *data.sentences2]))
-    return {
-        f"gold >= {high:g}": predicted[data.scores >= high],
-        f"gold <= {low:g}": predicted[data.scores <= low],
-        "random pairs": random_pair_cosines(encoder.encode(sentences), n_random, seed),
-    }
-
-
-def pooling_beside_paper(table: pd.DataFrame, model: str = "all-MiniLM-L6-v2") -> pd.DataFrame:
-    """The chapter's pooling swap (its table: ``pooling``, ``spearman``) beside SBERT's Table 6
-    pooling rows.
-
-    The columns say what differs: this run swaps the pooling of one model trained with mean
-    pooling and scores STSb test; the paper trains a model with each pooling and scores STSb dev.
-    ``frame.attrs["source"]`` names the paper's table.
-    """
-    ours = table.set_index("pooling")["spearman"]
-    paper = {mode: SBERT_TABLE6_POOLING.get(mode, (np.nan, np.nan)) for mode in ours.index}
-    frame = pd.DataFrame(
-        {
-            f"this run: {model} (mean-trained), pooling swapped; STSb test": ours,
-            "published: SBERT-NLI-base trained with it; STSb dev": {
-                mode: nli for mode, (nli, _) in paper.items()
-            },
-            "published: SBERT-STSb-base trained with it; STSb dev": {
-                mode: stsb for mode, (_, stsb) in paper.items()
-            },
-        }
-    )
-    frame.index.name = "pooling"
-    frame.attrs["source"] = str(SBERT_TABLE6_SOURCE)
-    return frame

@@ -1,9 +1,5 @@
-"""Chapter 3a (a training loop in plain PyTorch): its sizes under each profile and its one figure.
-
-The loop itself, the loss, the optimizer and the schedule are written on the chapter's page;
-only the sizes of its run and the plot of what the loop recorded live here.
-
-"""
+"""Chapter 3a, a training loop in plain PyTorch: the sizes of its run and the plot of what the
+loop recorded (the loop, its loss, optimizer and schedule are written on the chapter's page)."""
 
 from __future__ import annotations
 
