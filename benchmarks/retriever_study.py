@@ -1,4 +1,4 @@
-"""The "Training a retriever" chapter's study, recorded: four ways to fine-tune one bi-encoder.
+"""The "Training a retriever" chapter's study, recorded: six ways to fine-tune one bi-encoder.
 
 Not a test: a run too long for the book's quick profile, recorded once with its provenance and
 shown beside the chapter's live quick run. It calls
