@@ -1,5 +1,5 @@
-"""Chapter 16's book layer: the sweep against exact search, the fastest setting at recall@10
->= 0.95 and the 8.8M projection computed by hand."""
+"""Chapter 16's sweep (the page's and ``benchmarks/ann_index.py``'s) against exact search, the
+timing rounds, and the fastest setting at recall@10 >= 0.95."""
 
 from __future__ import annotations
 
@@ -12,9 +12,6 @@ from sbert_tutor.book.chapters.approximate_indexes import (  # noqa: E402
     fastest_at_recall,
     index_plan,
     interleaved_rounds,
-    layout_gain,
-    memory_table,
-    msmarco_projection,
     results_frame,
     sweep,
 )
@@ -53,83 +50,6 @@ def test_the_fastest_setting_above_the_recall_threshold_is_taken():
         for r in rows_by_hand()
     ]
     assert not fastest_at_recall(slow)["met"]
-
-
-def test_memory_and_projection_by_hand():
-    rows = rows_by_hand()
-    table = memory_table(rows, n=10)
-    assert list(table.index) == ["Flat (exact)", "HNSW M=16", "IVF-Flat", "IVF-PQ m=8"]
-    assert table.loc["IVF-PQ m=8", "bytes / vector"] == pytest.approx(40.0)
-    projection = msmarco_projection(rows, n=10, dim=384, target=1000)
-    assert projection["GiB for 1,000 (extrapolated)"]["HNSW M=16"] == pytest.approx(
-        500.0 * 1000 / 2**30
-    )
-    assert projection.attrs["flat_qps_at_target"] == pytest.approx(100.0 * 10 / 1000)
-    assert projection.attrs["float32_gib"] == pytest.approx(1000 * 384 * 4 / 2**30)
-
-
-def test_projection_counts_fixed_parts_once_and_grows_the_centroids():
-    from sbert_tutor.book.chapters.approximate_indexes import fixed_bytes
-    from sbert_tutor.search.ann import default_nlist
-
-    n, dim, target = 10_000, 384, 1_000_000
-    nlist = default_nlist(n)  # 400; the default at the target is 4,000
-    knobs = {"nlist": nlist, "m": 48, "nbits": 8}
-    centroids, codebooks = 4 * dim * nlist, 4 * dim * 256
-    assert fixed_bytes("ivf_pq", knobs, dim) == centroids + codebooks
-    rows = [
-        {
-            "family": "Flat (exact)",
-            "kind": "flat",
-            "build_knobs": {},
-            "qps": 1.0,
-            "nbytes": 1536 * n,
-        },
-        {
-            "family": "IVF-PQ",
-            "kind": "ivf_pq",
-            "build_knobs": knobs,
-            "qps": 1.0,
-            "nbytes": 56 * n + centroids + codebooks,
-        },
-    ]
-    gib = msmarco_projection(rows, n, dim, target)[f"GiB for {target:,} (extrapolated)"]
-    # by hand: 48 code bytes and an 8-byte id a vector, 4 sqrt(target) centroids, the codebooks
-    by_hand = 56 * target + 4 * dim * default_nlist(target) + codebooks
-    assert gib["IVF-PQ"] == pytest.approx(by_hand / 2**30)
-    # the measured bytes a vector times the target would count the centroids n/target times
-    assert (56 * n + centroids + codebooks) / n * target / 2**30 > 1.1 * gib["IVF-PQ"]
-
-
-def test_layout_gain_pairs_each_clustered_family_with_insertion_order():
-    def row(family, ef, recall, qps, flat_qps=100.0):
-        return {
-            "family": family,
-            "search_knobs": {"efSearch": ef},
-            "recall_at_10": recall,
-            "qps": qps,
-            "speedup_vs_flat": qps / flat_qps,
-        }
-
-    rows = [
-        {"family": "Flat (exact)", "search_knobs": {}, "recall_at_10": 1.0, "qps": 100.0},
-        row("HNSW-SQ8 M=8", 16, 0.90, 1000.0),
-        row("HNSW-SQ8 M=8", 32, 0.95, 600.0),
-        # timed while the machine ran 10% slower: its flat searches too
-        row("HNSW-SQ8 M=8, clustered layout", 16, 0.91, 1125.0, flat_qps=90.0),
-        row("HNSW-SQ8 M=8, clustered layout", 32, 0.95, 594.0, flat_qps=90.0),
-        row("HNSW-SQ8 M=8, clustered layout", 64, 0.99, 400.0),  # no partner: left out
-        row("HNSW M=8", 16, 0.92, 800.0),
-    ]
-    gain = layout_gain(rows)
-    assert gain["index"].tolist() == ["HNSW-SQ8 M=8", "HNSW-SQ8 M=8"]
-    assert gain["search knob"].tolist() == ["efSearch=16", "efSearch=32"]
-    # (1125 / 90) / (1000 / 100) and (594 / 90) / (600 / 100): the speeds at the same machine speed
-    assert gain["x queries/s"].tolist() == pytest.approx([1.25, 1.1])
-    assert gain["queries/s (clustered)"].tolist() == [1125.0, 594.0]
-    assert gain["recall@10 (insertion order)"].tolist() == [0.90, 0.95]
-    assert gain["recall@10 (clustered)"].tolist() == [0.91, 0.95]
-    assert layout_gain(rows[:3]).empty
 
 
 def test_sweep_against_exact_search():

@@ -1,27 +1,37 @@
-"""Chapter 14's book layer: the cross-encoder start is the bi-encoder start's transformer, and the
-re-ranking table agrees with the library's metrics on a hand-worked run."""
+"""Chapter 14: the cross-encoder start is the bi-encoder start's transformer, the random-order
+floor is the mean over every order, the grid of first stages by re-rankers (the page's and
+``benchmarks/rerank_study.py``'s) agrees with a hand-worked run, and the recorded study with the
+per-query values its record stores."""
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import torch
 
-from sbert_tutor.book.chapters.reranking import (
-    Retrieval,
-    Scores,
-    random_order_rr,
-    rerank_change,
-    rerank_grid,
-    rerank_table,
-    rerank_verdict,
-)
+from sbert_tutor.book.chapters.reranking import random_order_rr, rerank_grid
 from sbert_tutor.book.weak_start import CrossEncoderStart, WeakStart
 from sbert_tutor.data.msmarco import MSMarcoData
-from sbert_tutor.metrics import evaluate_run
-from sbert_tutor.search.rerank import merge_reranked
 
 pytestmark = pytest.mark.usefixtures("single_thread")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def study():
+    """``benchmarks/rerank_study.py``, the recorded study's code (its grid of first stages by
+    re-rankers is the loop the chapter's page runs live)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.syspath_prepend(str(REPO / "benchmarks"))  # its `from retriever_study import ...`
+        spec = importlib.util.spec_from_file_location(
+            "rerank_study", REPO / "benchmarks" / "rerank_study.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module
 
 
 def test_the_cross_encoder_starts_from_the_same_weights_as_the_bi_encoder():
@@ -45,37 +55,11 @@ def _data() -> MSMarcoData:
         name="msmarco-dev-subset",
         queries={"q1": "a", "q2": "b"},
         qrels={"q1": {"c": 1}, "q2": {"x": 1}},
-        corpus={},
+        corpus={p: p for p in "abcxyz"},
         corpus_name="mini",
         relevance_threshold=1,
         source="hand-made",
     )
-
-
-def test_rerank_table_by_hand():
-    run = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"x": 0.9, "y": 0.5, "z": 0.1}}
-    scores = {"q1": {"a": 0.1, "b": 0.2, "c": 0.9}, "q2": {"x": 0.1, "y": 0.8, "z": 0.9}}
-    table = rerank_table(Retrieval(run, 2.0, 0.0), Scores(scores, 3, 5.0), _data(), (1, 2, 3))
-    # q1's c: rank 3, 3, 3, 1; q2's x: rank 1, 1, 2, 3  -> MRR@10 by k
-    expected = [(1 / 3 + 1) / 2, (1 / 3 + 1) / 2, (1 / 3 + 1 / 2) / 2, (1 + 1 / 3) / 2]
-    assert table["mrr@10"].tolist() == pytest.approx(expected)
-    for k in (1, 2, 3):
-        got = evaluate_run(merge_reranked(run, scores, k), _data().qrels, ks=[10])
-        assert table.loc[k, "ndcg@10"] == pytest.approx(got["ndcg@10"])
-    assert table.loc[3, "total ms/query"] == pytest.approx(2.0 + 3 * 5.0)
-    assert "from 0.667 to 0.667 (+0.000)" in rerank_verdict(table, "trained here: x, 30 steps")
-    assert "does not beat" in rerank_verdict(table, "trained here: x, 30 steps of 16")
-    assert isinstance(table, pd.DataFrame)
-    # the first stage: q1's relevant c at rank 3, q2's x at rank 1. recall@k: 1/2, 1/2, 1;
-    # the ceiling puts a relevant passage in the top k first, else keeps the first stage's RR@10
-    assert table.loc[[1, 2, 3], "first stage recall@k"].tolist() == pytest.approx([0.5, 0.5, 1.0])
-    ceiling = [(1 / 3 + 1) / 2, (1 / 3 + 1) / 2, 1.0]
-    assert table.loc[[1, 2, 3], "mrr@10 ceiling"].tolist() == pytest.approx(ceiling)
-    assert (table.loc[[1, 2, 3], "mrr@10"] <= table.loc[[1, 2, 3], "mrr@10 ceiling"]).all()
-    change = rerank_change(Retrieval(run, 2.0, 0.0), merge_reranked(run, scores, 3), _data())
-    # q1: 1/3 -> 1, q2: 1 -> 1/3
-    assert change.change == pytest.approx(0.0) and (change.better, change.worse) == (1, 1)
-    assert "interval over the 2 test queries" in rerank_verdict(table, "trained here: m", change)
 
 
 @pytest.mark.parametrize(
@@ -117,7 +101,6 @@ class _Oracle:
 
 def test_rerank_grid_by_hand():
     data = _data()
-    data = MSMarcoData(**{**data.__dict__, "corpus": {p: p for p in "abcxyz"}})
     first = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"x": 0.9, "y": 0.5, "z": 0.1}}
     perfect = _Oracle({(q, p): float(p in "cx") for q in "ab" for p in "abcxyz"})
     backwards = _Oracle({(q, p): float(p not in "cx") for q in "ab" for p in "abcxyz"})
@@ -136,18 +119,37 @@ def test_rerank_grid_by_hand():
     assert per_query["first"]["perfect"] == {"q1": 1.0, "q2": 1.0}
 
 
-def test_the_recorded_study_agrees_with_its_per_query_values():
+def test_rerank_grid_reuses_scores_already_computed():
+    """Scores given for a (first stage, re-ranker) are used as they are: the scorer is not called
+    for that pair, and the row equals the one it would have computed."""
+    data = _data()
+    first = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"x": 0.9, "y": 0.5, "z": 0.1}}
+    table = {(q, p): float(p in "cx") for q in "ab" for p in "abcxyz"}
+    computed, _ = rerank_grid({"first": first}, {"perfect": _Oracle(table)}, data, k=3)
+
+    class Refuses:
+        def predict(self, pairs, batch_size=32, show_progress_bar=None):
+            raise AssertionError("scored again")
+
+    known = {q: {p: float(p in "cx") for p in first[q]} for q in first}
+    reused, _ = rerank_grid(
+        {"first": first}, {"perfect": Refuses()}, data, k=3, scored={("first", "perfect"): known}
+    )
+    pd.testing.assert_frame_equal(reused, computed)
+
+
+def test_the_recorded_study_agrees_with_its_per_query_values(study):
     """Every row of the recorded re-ranking study is recomputed from the RR@10 it stores query
     by query: the mean, and the paired bootstrap of the change over the first stage alone."""
-    from sbert_tutor.book.bootstrap import paired_bootstrap
-    from sbert_tutor.book.chapters.reranking import RERANK_RECORD, TRAINED, WEAK, study_table
+    from sbert_tutor.stats import paired_bootstrap
+    from sbert_tutor.book.chapters.reranking import RERANK_RECORD
     from sbert_tutor.book.recorded import recorded_results
 
     record = recorded_results(RERANK_RECORD)
     assert record["profile"] == "t4" and record["provenance"]["profile"] == "t4"
-    table = study_table(record)
+    table = pd.DataFrame(record["rows"]).set_index(["first stage", "re-ranker"])
     per_query = record["per_query_rr@10"]
-    assert set(table.index.get_level_values(1)) == {"none", WEAK, TRAINED}
+    assert set(table.index.get_level_values(1)) == {"none", study.WEAK, study.TRAINED}
     for (stage, name), row in table.iterrows():
         values = per_query[stage][name]
         assert values.keys() == per_query[stage]["none"].keys()
@@ -163,25 +165,5 @@ def test_the_recorded_study_agrees_with_its_per_query_values():
         )
         assert row["better / worse queries"] == f"{boot.better} / {boot.worse}"
     # the trained re-ranker is the t4 profile's: two epochs over its rows, batch 16
-    assert "1000 steps of 16" in record["rerankers"][TRAINED]
-    assert "30 steps of 16" in record["rerankers"][WEAK]
-
-
-def test_rerank_grid_reuses_scores_already_computed():
-    """Scores given for a (first stage, re-ranker) are used as they are: the scorer is not called
-    for that pair, and the row equals the one it would have computed."""
-    data = _data()
-    data = MSMarcoData(**{**data.__dict__, "corpus": {p: p for p in "abcxyz"}})
-    first = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7}, "q2": {"x": 0.9, "y": 0.5, "z": 0.1}}
-    table = {(q, p): float(p in "cx") for q in "ab" for p in "abcxyz"}
-    computed, _ = rerank_grid({"first": first}, {"perfect": _Oracle(table)}, data, k=3)
-
-    class Refuses:
-        def predict(self, pairs, batch_size=32, show_progress_bar=None):
-            raise AssertionError("scored again")
-
-    known = {q: {p: float(p in "cx") for p in first[q]} for q in first}
-    reused, _ = rerank_grid(
-        {"first": first}, {"perfect": Refuses()}, data, k=3, scored={("first", "perfect"): known}
-    )
-    pd.testing.assert_frame_equal(reused, computed)
+    assert "1000 steps of 16" in record["rerankers"][study.TRAINED]
+    assert "30 steps of 16" in record["rerankers"][study.WEAK]

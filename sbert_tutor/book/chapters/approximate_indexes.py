@@ -1,9 +1,13 @@
-r"""Chapter 16, approximate indexes: the texts searched (:func:`search_texts`), the sweep of index
-settings (:func:`index_plan`, :func:`sweep`), the recall-vs-speed figure
-(:func:`plot_recall_qps`), the memory/build-time table (:func:`memory_table`), the fastest
-setting that keeps recall@10 >= 0.95 (:func:`fastest_at_recall`), the clustered layout beside insertion order (:func:`layout_gain`)
-and what the curves say about MS MARCO's 8.8M passages (:func:`msmarco_projection`).
-``benchmarks/ann_index.py`` runs the same sweep on the whole pool.
+r"""Chapter 16, approximate indexes: the sweep of index settings the page runs on its sample and
+``benchmarks/ann_index.py`` on the whole pool, and how the chapter shows it.
+
+:func:`index_plan` lists the settings; :func:`sweep` runs them: exact search with the flat
+index, every index built, then all settings timed in the same rounds (:func:`interleaved_rounds`,
+one :func:`timing` a setting), each row scored by recall@:data:`K` against the flat index's top
+:data:`K`. Also here: the sizes, the texts searched (:func:`search_texts`), the recorded run
+(:func:`recorded_run`), the sweep's rows as a table (:func:`results_frame`), the
+recall-vs-speed figure (:func:`plot_recall_qps`) and the fastest setting that keeps recall@10 >=
+0.95 (:func:`fastest_at_recall`).
 """
 
 from __future__ import annotations
@@ -20,26 +24,21 @@ import pandas as pd
 
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
-from sbert_tutor.search.ann import AnnIndex, build_index, knn_recall_at_k
+from sbert_tutor.search.ann import AnnIndex, build_index, default_nlist, knn_recall_at_k
 
 __all__ = [
     "ApproximateIndexSizes",
     "COMMAND",
     "K",
     "LAYOUT_SUFFIX",
-    "MSMARCO_PASSAGES",
     "RECORDS",
     "SIZES",
     "SearchTexts",
     "TARGET",
     "fastest_at_recall",
-    "fixed_bytes",
     "index_plan",
     "interleaved_rounds",
     "knob_text",
-    "layout_gain",
-    "memory_table",
-    "msmarco_projection",
     "plot_recall_qps",
     "recorded_run",
     "results_frame",
@@ -80,11 +79,9 @@ COMMAND = (
 #: The corner the figure shades: recall@10 at least ``recall_at_10``, at queries/s at least
 #: ``speedup_vs_flat`` x the flat index's.
 TARGET = {"recall_at_10": 0.95, "speedup_vs_flat": 10.0}
-#: Passages of the full MS MARCO v1 collection (:data:`sbert_tutor.data.msmarco.FULL_COLLECTION_SIZE`).
-MSMARCO_PASSAGES = 8_841_823
 #: Neighbours found a query: recall@K against the exact top-K.
 K = 10
-#: What a family's name gets in the clustered layout (:func:`index_plan`, :func:`layout_gain`).
+#: What a family's name gets in the clustered layout (:func:`index_plan`).
 LAYOUT_SUFFIX = ", clustered layout"
 
 
@@ -194,8 +191,6 @@ def index_plan(
     :func:`sbert_tutor.search.ann.default_nlist` of ``n``; 0 leaves it out), then IVF-Flat and IVF-PQ;
     ``nlist`` defaults to :func:`~sbert_tutor.search.ann.default_nlist` of ``n`` and ``nprobe`` values
     above it are dropped."""
-    from sbert_tutor.search.ann import default_nlist
-
     nlist = nlist or default_nlist(n)
     clusters = default_nlist(n) if layout_clusters is None else layout_clusters
     probes = [p for p in nprobe if p <= nlist]
@@ -297,9 +292,9 @@ def results_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
 def plot_recall_qps(rows: Sequence[Mapping[str, Any]], title: str = "", ax=None):
     """Recall@10 against speed (log scale): each setting's queries/s as a multiple of the flat
-    index timed beside it (``speedup_vs_flat``, :func:`sweep`), one curve per index family, the
-    flat index as the line at 1 and the corner of :data:`TARGET` (recall >= 0.95 at >= 10x flat)
-    shaded."""
+    index timed beside it (``speedup_vs_flat``, :func:`interleaved_rounds`), one curve per index
+    family, the flat index as the line at 1 and the corner of :data:`TARGET` (recall >= 0.95 at
+    >= 10x flat) shaded."""
     ax = new_axes(ax, figsize=(8, 4.2))
     frame = results_frame(rows)
     ax.axhline(1.0, color="black", lw=1, ls="--", label="Flat (exact)")
@@ -333,23 +328,6 @@ def plot_recall_qps(rows: Sequence[Mapping[str, Any]], title: str = "", ax=None)
     return ax
 
 
-def memory_table(rows: Sequence[Mapping[str, Any]], n: int) -> pd.DataFrame:
-    """One row per index built: bytes a vector, total MiB and build seconds (search knobs do not
-    change an index, so each index is listed once)."""
-    seen: dict[str, Mapping[str, Any]] = {}
-    for r in rows:
-        seen.setdefault(r["family"], r)
-    return pd.DataFrame(
-        {
-            "build knobs": [knob_text(r["build_knobs"]) or "-" for r in seen.values()],
-            "bytes / vector": [r["nbytes"] / n for r in seen.values()],
-            "MiB": [r["nbytes"] / 2**20 for r in seen.values()],
-            "build s": [r["build_seconds"] for r in seen.values()],
-        },
-        index=pd.Index(list(seen), name="index"),
-    )
-
-
 def fastest_at_recall(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The fastest setting with recall@10 >= 0.95, its speed-up over the flat index, and whether
     that speed-up is at least 10x (``met``; both thresholds from :data:`TARGET`)."""
@@ -364,100 +342,3 @@ def fastest_at_recall(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "speedup_vs_flat": best["speedup_vs_flat"],
         "met": best["speedup_vs_flat"] >= TARGET["speedup_vs_flat"],
     }
-
-
-def layout_gain(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Each HNSW family in the clustered layout beside the same family in insertion order (its
-    name without :data:`LAYOUT_SUFFIX`), one row per shared search-knob value: both recalls,
-    both queries/s and the clustered layout's speed-up over the flat index divided by insertion
-    order's (``speedup_vs_flat``; in one :func:`sweep` the two share the flat searches, so it is
-    their ratio of queries/s)."""
-    by_key = {(r["family"], tuple(r["search_knobs"].items())): r for r in rows}
-    out = []
-    for (family, knobs), laid in by_key.items():
-        plain = by_key.get((family.removesuffix(LAYOUT_SUFFIX), knobs))
-        if not family.endswith(LAYOUT_SUFFIX) or plain is None:
-            continue
-        out.append(
-            {
-                "index": family.removesuffix(LAYOUT_SUFFIX),
-                "search knob": knob_text(dict(knobs)),
-                "recall@10 (insertion order)": plain["recall_at_10"],
-                "recall@10 (clustered)": laid["recall_at_10"],
-                "queries/s (insertion order)": plain["qps"],
-                "queries/s (clustered)": laid["qps"],
-                "x queries/s": laid["speedup_vs_flat"] / plain["speedup_vs_flat"],
-            }
-        )
-    return pd.DataFrame(out)
-
-
-def fixed_bytes(
-    kind: str, build_knobs: Mapping[str, Any], dim: int, nlist: int | None = None
-) -> int:
-    r"""Bytes of an index that are not stored a vector: IVF's coarse centroids, :math:`nlist
-    \cdot d` float32 (``nlist``: the built one unless given); product quantisation's codebooks,
-    :math:`2^{nbits}` sub-centroids of :math:`d/m` floats for each of the :math:`m` slices, so
-    :math:`2^{nbits} d` float32 whatever :math:`n`; SQ8's range of every dimension, :math:`2d`
-    float32. Flat and HNSW store nothing beside their vectors and links."""
-    total = 0
-    nlist = nlist or build_knobs.get("nlist")
-    if kind.startswith("ivf") and nlist:
-        total += 4 * dim * int(nlist)
-    if kind == "ivf_pq" and build_knobs.get("nbits"):
-        total += 4 * dim * 2 ** int(build_knobs["nbits"])
-    if kind == "hnsw_sq8":
-        total += 4 * 2 * dim
-    return total
-
-
-def msmarco_projection(
-    rows: Sequence[Mapping[str, Any]], n: int, dim: int, target: int = MSMARCO_PASSAGES
-) -> pd.DataFrame:
-    r"""What the measured indexes would need for ``target`` vectors (default: MS MARCO's 8.8M).
-
-    An index's bytes are split into the parts stored a vector (vectors or codes, graph links,
-    list ids: measured bytes minus the fixed parts, divided by ``n``) and the parts that are not
-    (:func:`fixed_bytes`: IVF's centroids, which grow as :math:`nlist = 4\sqrt{n}` when the
-    index took that default, PQ's codebooks and SQ8's ranges, which do not). The projection
-    multiplies the first by ``target`` and adds the second at ``target``, so nothing is counted
-    twice. The flat index's queries/s are extrapolated as :math:`\propto 1/n` (it does
-    :math:`n\,d` multiply-adds a query). Recall and the approximate indexes' speed at 8.8M are
-    *not* extrapolated: they depend on how the data fills the space.
-    """
-    from sbert_tutor.search.ann import default_nlist
-
-    def nlist_at(knobs: Mapping[str, Any], size: int) -> int | None:
-        built = knobs.get("nlist")
-        if not built:
-            return None
-        return default_nlist(size) if int(built) == default_nlist(n) else int(built)
-
-    seen: dict[str, Mapping[str, Any]] = {}
-    for r in rows:
-        seen.setdefault(r["family"], r)
-    columns: dict[str, dict[str, float]] = {
-        "bytes / vector (measured)": {},
-        "fixed MiB (measured)": {},
-        "bytes / vector without fixed parts": {},
-        f"fixed MiB at {target:,}": {},
-        f"GiB for {target:,} (extrapolated)": {},
-    }
-    for family, r in seen.items():
-        kind, knobs = r.get("kind", ""), r.get("build_knobs", {})
-        fixed_n = fixed_bytes(kind, knobs, dim)
-        fixed_target = fixed_bytes(kind, knobs, dim, nlist_at(knobs, target))
-        per_vector = (r["nbytes"] - fixed_n) / n
-        columns["bytes / vector (measured)"][family] = r["nbytes"] / n
-        columns["fixed MiB (measured)"][family] = fixed_n / 2**20
-        columns["bytes / vector without fixed parts"][family] = per_vector
-        columns[f"fixed MiB at {target:,}"][family] = fixed_target / 2**20
-        columns[f"GiB for {target:,} (extrapolated)"][family] = (
-            per_vector * target + fixed_target
-        ) / 2**30
-    out = pd.DataFrame(columns)
-    out.index.name = "index"
-    flat = seen["Flat (exact)"]
-    out.attrs["flat_qps_at_target"] = flat["qps"] * n / target
-    out.attrs["float32_gib"] = target * dim * 4 / 2**30
-    return out

@@ -1,22 +1,12 @@
 r"""Compressed embeddings (chapter 15): bytes a vector against retrieval and STS quality.
 
-Every compressed form is made from the same float32 embeddings :math:`u` (queries, STS
-sentences) and :math:`v` (passages), so that rows differ only in the compression
-(:func:`variants` lists them, :func:`compression_table` measures them):
-
-* ``float32``: exact cosine search, :math:`4d` bytes a vector (the reference);
-* ``int8``: scalar quantisation (:mod:`sbert_tutor.search.quantize`, ranges from the passages),
-  searched by the inner product of the codes, :math:`d` bytes; ``int8 + rescore xm`` then
-  rescores :math:`km` candidates (the rescore multiplier :math:`m`) with the float query against the dequantised codes;
-* ``binary``: sign bits searched by Hamming distance, :math:`\lceil d/8\rceil` bytes;
-  ``binary + rescore xm (V)`` rescores :math:`km` Hamming candidates with the float query
-  against ``V``: the int8 codes (:math:`d` bytes a vector read only for the candidates, so they
-  may stay on disk and are counted as disk bytes; the timings hold them in memory) or the bits
-  themselves (nothing more stored);
-* ``truncate D``: the first :math:`D` coordinates, exact cosine search, :math:`4D` bytes.
-
-STS scores for a pair: cosine (float32, truncation, int8 codes), :math:`-h` for binary; a
-rescored row has none (rescoring needs a float query, and an STS pair has two stored sides).
+:func:`compression_table` measures every compressed form made from the same float32 embeddings
+(:func:`variants`: int8 codes, sign bits with and without rescoring, truncation), each searched
+(:func:`search_variant`) and scored on STS pairs (:func:`pair_scores`) in one loop: the chapter
+runs it on its live sample, ``benchmarks/compressed_embeddings.py`` on the whole dev subset. Also
+here: the sizes, which rows keep 95% of float32's MRR@10 (:func:`compact_forms`), the recorded
+run (:func:`recorded_table`) and the plots (:func:`plot_bytes_vs_quality`,
+:func:`plot_truncation`). The Matryoshka study's loop is on the chapter's page.
 """
 
 from __future__ import annotations
@@ -38,10 +28,6 @@ from sbert_tutor.book.sizes import (
     register_sizes,
 )
 from sbert_tutor.book.weak_start import Start, WeakStart
-from sbert_tutor.data import load_sts
-from sbert_tutor.data.msmarco import load_bm25_candidates, load_msmarco, sample_msmarco
-from sbert_tutor.data.sts import sample_sts
-from sbert_tutor.evaluation.retrieval import select_queries
 from sbert_tutor.evaluation.sts import correlations
 from sbert_tutor.metrics import Qrels, evaluate_run, run_from_topk
 from sbert_tutor.search.exact import semantic_search
@@ -51,7 +37,6 @@ from sbert_tutor.search.quantized import quantized_search
 __all__ = [
     "COLUMNS",
     "CompressionSizes",
-    "LiveData",
     "MULTIPLIERS",
     "RECORD",
     "SIZES",
@@ -60,14 +45,11 @@ __all__ = [
     "Variant",
     "compact_forms",
     "compression_table",
-    "live_data",
     "pair_scores",
     "plot_bytes_vs_quality",
     "plot_truncation",
     "recorded_table",
     "search_variant",
-    "truncation_spearman",
-    "truncation_table",
     "variants",
 ]
 
@@ -79,13 +61,13 @@ class CompressionSizes(ChapterSizes):
     STSb test pairs (``None``: all) and search-timing repeats; then the Matryoshka study, the
     plain MNRL objective and its Matryoshka-wrapped twin trained alike on NLI entailment
     pairs: ``steps`` (or ``epochs``), ``batch_size``, ``examples``, ``start``, ``lr``,
-    ``warmup_ratio``, ``seeds`` (as :class:`~sbert_tutor.book.sizes.RunSizes`) and the prefix lengths ``matryoshka_dims``
-    (the Matryoshka loss's and the truncations evaluated). Not a :class:`~sbert_tutor.book.sizes.RunSizes`: no paper's
-    setup is followed (Kusupati et al. 2022 train vision classifiers, ALIGN's contrastive image and
-    text encoders and BERT by masked language modelling; sentence-transformers' example is an
-    illustration). The t4 profile trains one seed for 100 steps, which
-    keeps the whole book within a Colab session; the paper profile trains chapter 9's t4 run
-    (200 steps of 64, three seeds) for each objective."""
+    ``warmup_ratio``, ``seeds`` (as :class:`~sbert_tutor.book.sizes.RunSizes`) and the prefix
+    lengths ``matryoshka_dims`` (the Matryoshka loss's and the truncations evaluated). Not a
+    :class:`~sbert_tutor.book.sizes.RunSizes`: no paper's setup is followed (Kusupati et al. 2022
+    train vision classifiers, ALIGN's contrastive image and text encoders and BERT by masked
+    language modelling; sentence-transformers' example is an illustration). The t4 profile trains
+    one seed for 100 steps, which keeps the whole book within a Colab session; the paper profile
+    trains chapter 9's t4 run (200 steps of 64, three seeds) for each objective."""
 
     queries: int | None
     other_passages: int | None
@@ -139,7 +121,8 @@ SIZES: dict[str, CompressionSizes] = register_sizes(
     },
 )
 
-#: The columns of :func:`compression_table` the chapter shows.
+
+#: The columns of the compression table the chapter shows.
 COLUMNS = [
     "bytes a vector (memory)",
     "memory ratio to float32",
@@ -149,8 +132,9 @@ COLUMNS = [
     "STSb Spearman",
     "queries/s",
 ]
-#: Rescoring multipliers and truncation dimensions the chapter and the benchmark measure.
+#: The rescore multipliers :math:`m` the chapter and the benchmark measure (binary search).
 MULTIPLIERS = (1, 2, 4, 10)
+#: The truncations ``truncate D`` they measure (those below the model's dimension).
 TRUNCATIONS = (256, 128, 64, 32)
 
 
@@ -368,46 +352,6 @@ def recorded_table(record: Mapping | None = None) -> pd.DataFrame | None:
     return None if record is None else pd.DataFrame(record["results"]).set_index("variant")
 
 
-@dataclass(frozen=True)
-class LiveData:
-    """Float32 embeddings of an MS MARCO sample and of STSb test, with their ids and notes."""
-
-    queries: np.ndarray
-    corpus: np.ndarray
-    qids: list[str]
-    pids: list[str]
-    qrels: Qrels
-    sts: tuple[np.ndarray, np.ndarray, np.ndarray]
-    note: str
-
-
-def live_data(encoder, sizes: CompressionSizes, batch_size: int = 64) -> LiveData:
-    """Encode the chapter's live sample once (sizes from :class:`CompressionSizes`): the first
-    ``sizes.queries`` dev-subset queries, their judged passages and BM25 top-20 candidates and
-    ``sizes.other_passages`` random others, and the STSb test pairs."""
-    data = load_msmarco("msmarco-dev-subset", "mini")
-    if sizes.queries is not None or sizes.other_passages is not None:
-        data = sample_msmarco(
-            data, sizes.queries, sizes.other_passages, candidates=load_bm25_candidates()
-        )
-    queries, qrels = select_queries(data.queries, data.qrels, data.relevance_threshold)
-    qids, pids = list(queries), list(data.corpus)
-    q = encoder.encode([queries[i] for i in qids], batch_size=batch_size)
-    c = encoder.encode(
-        [data.corpus[p] for p in pids], batch_size=batch_size, show_progress_bar=True
-    )
-    sts = load_sts("stsb", "test")
-    if sizes.sts_pairs is not None:
-        sts = sample_sts(sts, sizes.sts_pairs)
-    s1 = encoder.encode(sts.sentences1, batch_size=batch_size)
-    s2 = encoder.encode(sts.sentences2, batch_size=batch_size)
-    note = (
-        f"MS MARCO dev subset: {len(qids)} queries over {len(pids):,} passages "
-        f"({'; '.join(data.notes[-1:]) or data.corpus_name}); STSb test: {len(sts.scores):,} pairs"
-    )
-    return LiveData(q, c, qids, pids, qrels, (s1, s2, np.asarray(sts.scores)), note)
-
-
 def plot_bytes_vs_quality(
     table: pd.DataFrame,
     metric: str = "MRR@10",
@@ -488,31 +432,6 @@ def plot_bytes_vs_quality(
     if title:
         left.figure.suptitle(title, fontsize=10)
     return left, right
-
-
-# ------------------------------------------------------------------------------ Matryoshka
-
-
-def truncation_spearman(
-    encoder, sts, dims: Sequence[int], batch_size: int = 64
-) -> dict[int, float]:
-    """STSb Spearman x 100 of the cosine of the first ``D`` coordinates, for each ``D`` in
-    ``dims`` (both sides encoded once)."""
-    first = encoder.encode(sts.sentences1, batch_size=batch_size)
-    second = encoder.encode(sts.sentences2, batch_size=batch_size)
-    gold = np.asarray(sts.scores)
-    return {
-        int(d): correlations(
-            pair_scores(Variant("", "float32", int(d)), first, second, None), gold
-        )[0]
-        for d in dims
-    }
-
-
-def truncation_table(study: pd.DataFrame) -> pd.DataFrame:
-    """Mean STSb Spearman (over seeds) by variant (rows) and kept dimensions (columns)."""
-    table = study.groupby(["variant", "dims"], sort=False)["spearman"].mean().unstack("dims")
-    return table[sorted(table.columns, reverse=True)]
 
 
 def plot_truncation(study: pd.DataFrame, ax=None):

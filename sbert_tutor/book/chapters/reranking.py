@@ -1,44 +1,30 @@
 r"""Chapter 14, re-ranking: accuracy beside cost, then retrieve-then-re-rank on MS MARCO.
 
-Part 1 trains a **cross-encoder** and a **bi-encoder** the same way, as SBERT's Table 2 compares
-them (Reimers & Gurevych, 2019): the same start model, the same STSb train pairs, the same
-steps, learning rate and seeds (:func:`stsb_cross_vs_bi`). The bi-encoder learns the cosine
-regression of chapter 7; the cross-encoder reads both sentences together and learns
-:math:`\sigma(z) \approx y / 5` with the binary cross-entropy (``ce_bce``,
-sentence-transformers' recipe for STSb). :func:`pair_rates` times what each costs a pair.
-
-Part 2 re-ranks all-MiniLM-L6-v2's top-:math:`k` on MS MARCO queries held out by
-:func:`~sbert_tutor.data.msmarco.split_queries` (:func:`load_rerank_data`) with a cross-encoder
-trained here on the other queries' labelled BM25 candidates (:func:`msmarco_reranker`), the same
-model whether or not the hub is reachable; the published ``cross-encoder/ms-marco-MiniLM-L6-v2``
-appears as its published numbers (:func:`published_reranker`). One scoring of
-the deepest :math:`K` candidates serves every :math:`k \le K`
-(:func:`~sbert_tutor.search.rerank.merge_reranked`): :func:`rerank_table` and
-:func:`plot_mrr_vs_k`.
-
-Part 3 asks which re-ranker helps which first stage: BM25's top 20 (:func:`bm25_first_stage`)
-and the bi-encoder's, each re-ranked by each pair scorer, beside the MRR@10 of a random order
-(:func:`random_order_rr`, :func:`rerank_grid`, :func:`plot_rerank_grid`); the recorded
-:func:`rerank_study` trains a cross-encoder longer (``benchmarks/rerank_study.py``).
+The chapter's experiments are on its page: the cross-encoder and the bi-encoder trained the same
+way on STSb (SBERT's Table 2, Reimers & Gurevych, 2019), their pairs a second, the bi-encoder's
+top :math:`k` on held-out MS MARCO queries re-ranked at each depth, and the grid of first stages
+by re-rankers. This module holds what the page and the recorded study
+(``benchmarks/rerank_study.py``) share: the sizes, the data split by query
+(:func:`load_rerank_data`), the MS MARCO cross-encoder trained here (:func:`msmarco_reranker`),
+BM25's top 20 as a first stage (:func:`bm25_first_stage`) and the expected MRR@10 of a random
+order of the top :math:`k` (:func:`random_order_rr`); and the plots (:func:`plot_mrr_vs_k`,
+:func:`plot_rerank_grid`) and the published MS MARCO cross-encoder's numbers
+(:func:`published_reranker`).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.book.bootstrap import PairedBootstrap, interval_verdict, paired_bootstrap
-from sbert_tutor.book.cost import median_seconds
+from sbert_tutor.stats import paired_bootstrap
 from sbert_tutor.book.figures import new_axes
-from sbert_tutor.book.seeds import SeededRuns, Verdict, seeded_variants, summarize, verdict
 from sbert_tutor.book.sizes import QUICK_RUN, SBERT_RUN, T4_LR, T4_RUN, RunSizes, register_sizes
-from sbert_tutor.book.weak_start import MINILM, CrossEncoderStart, load_start
-from sbert_tutor.data import STSData
+from sbert_tutor.book.weak_start import MINILM, CrossEncoderStart
 from sbert_tutor.data.msmarco import (
     MSMarcoData,
     QuerySplit,
@@ -51,47 +37,25 @@ from sbert_tutor.data.msmarco import (
 )
 from sbert_tutor.data.table import DataTable
 from sbert_tutor.encoders.cross_encoder import CrossEncoder
-from sbert_tutor.encoders.protocol import Encoder
-from sbert_tutor.evaluation.retrieval import encode_corpus, retrieve
-from sbert_tutor.metrics import Run, evaluate_run, evaluate_run_per_query
+from sbert_tutor.metrics import Run, evaluate_run_per_query
 from sbert_tutor.search.rerank import PairScorer, cross_encoder_scores, merge_reranked
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.recipe import fit
 
 __all__ = [
-    "BI",
     "BM25_DEPTH",
-    "CROSS",
-    "CrossVsBi",
-    "RerankData",
     "RERANK_RECORD",
+    "RerankData",
     "RerankingSizes",
-    "Retrieval",
     "SIZES",
-    "STSB_VARIANTS",
-    "Scores",
-    "TRAINED",
-    "WEAK",
     "bm25_first_stage",
-    "first_relevant_moves",
-    "first_stage_ceiling",
-    "grid_values",
     "load_rerank_data",
     "msmarco_reranker",
-    "pair_rates",
     "plot_mrr_vs_k",
     "plot_rerank_grid",
     "published_reranker",
     "random_order_rr",
-    "rerank_change",
     "rerank_grid",
-    "rerank_study",
-    "rerank_table",
-    "rerank_verdict",
-    "stsb_cross_vs_bi",
-    "study_table",
-    "timed_retrieval",
-    "timed_scores",
 ]
 
 
@@ -169,109 +133,6 @@ SIZES: dict[str, RerankingSizes] = register_sizes(
     },
 )
 
-#: The two STSb variants, trained the same way: name -> (objective, options).
-BI = "bi-encoder: cosine regression"
-CROSS = "cross-encoder: BCE on y / 5"
-STSB_VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
-    BI: ("cosine", {}),
-    CROSS: ("ce_bce", {"score_range": (0.0, 5.0)}),
-}
-
-
-# ------------------------------------------------------------------------ part 1: STSb
-@dataclass(frozen=True)
-class CrossVsBi:
-    """:func:`stsb_cross_vs_bi`: the two seeded runs, one table side by side, and the
-    cross-encoder's :func:`~sbert_tutor.book.seeds.verdict` against the bi-encoder."""
-
-    bi: SeededRuns
-    cross: SeededRuns
-    table: pd.DataFrame
-    verdict: Verdict
-
-    @property
-    def sentence(self) -> str:
-        """The verdict, and why when the cross-encoder is behind (the chapter glues it)."""
-        if self.verdict.difference >= 0:
-            return self.verdict.sentence
-        return (
-            f"{self.verdict.sentence} The bi-encoder began from a start whose cosines already "
-            f"score {self.bi.start:.2f}; the cross-encoder began from a random head "
-            f"({self.cross.start:.2f}) and had the same steps to learn it and to read the two "
-            "sentences together."
-        )
-
-
-def stsb_cross_vs_bi(
-    sizes: RerankingSizes, config: TrainingConfig, eval_data: STSData
-) -> CrossVsBi:
-    """Train the bi-encoder and the cross-encoder on STSb train from ``sizes.start`` with the
-    same ``config``, seeds and seeded subsets; score both on ``eval_data`` (Spearman x100 of
-    the cosine, resp. of the cross-encoder's score)."""
-    starts = {BI: sizes.start, CROSS: CrossEncoderStart(sizes.start)}
-    runs = {
-        name: seeded_variants(
-            start,
-            {name: STSB_VARIANTS[name]},
-            "stsb",
-            config,
-            eval_data,
-            seeds=sizes.seeds,
-            max_examples=sizes.examples,
-        )
-        for name, start in starts.items()
-    }
-    rows = []
-    for name, result in runs.items():
-        row = result.table.loc[name]
-        rows.append(
-            {
-                "model": name,
-                "start (no training)": result.start,
-                "mean": row["mean"],
-                "spread": row["spread"],
-                "min": row["min"],
-                "max": row["max"],
-                "seeds": int(row["seeds"]),
-            }
-        )
-    both = replace(runs[BI], table=summarize(pd.concat([runs[BI].runs, runs[CROSS].runs])))
-    return CrossVsBi(
-        runs[BI], runs[CROSS], pd.DataFrame(rows).set_index("model"), verdict(both, CROSS, BI)
-    )
-
-
-def pair_rates(
-    models: Mapping[str, Any],
-    pairs: Sequence[tuple[str, str]],
-    batch_size: int = 32,
-    repeats: int = 3,
-) -> pd.DataFrame:
-    """Pairs scored a second by each model, the median of ``repeats`` timings. The time does
-    not depend on the weights, only on the architecture, so start models time as trained ones.
-
-    A cross-encoder scores a pair with one forward pass of the pair (``predict``); a bi-encoder
-    encodes both sentences and takes their cosine. Both timings start from text.
-    """
-    firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
-    rows = []
-    for name, model in models.items():
-        if isinstance(model, CrossEncoder):
-
-            def work(model=model):
-                return model.predict(list(pairs), batch_size=batch_size)
-        else:
-
-            def work(model=model):
-                u = model.encode(firsts, batch_size=batch_size, normalize_embeddings=True)
-                v = model.encode(seconds, batch_size=batch_size, normalize_embeddings=True)
-                return (u * v).sum(axis=1)
-
-        work()  # warm-up
-        seconds_taken, _ = median_seconds(work, repeats)
-        rows.append({"model": name, "pairs/s": len(pairs) / seconds_taken})
-    return pd.DataFrame(rows).set_index("model")
-
 
 # ------------------------------------------------------------------------ part 2: MS MARCO
 @dataclass(frozen=True)
@@ -346,110 +207,22 @@ def msmarco_reranker(
     return run.model, how
 
 
-@dataclass(frozen=True)
-class Retrieval:
-    """:func:`timed_retrieval`: the run, the ms a query (query encoding + exact search over
-    the pre-encoded corpus) and the seconds the corpus took to encode once."""
+def published_reranker() -> pd.DataFrame:
+    """The published MS MARCO cross-encoder's numbers (re-ranking; labelled with their source)."""
+    from sbert_tutor.book.published import MSMARCO_CROSS_ENCODER, MSMARCO_CROSS_ENCODER_SOURCE
 
-    run: Run
-    ms_per_query: float
-    corpus_seconds: float
-
-
-def timed_retrieval(encoder: Encoder, data: MSMarcoData, top_k: int) -> Retrieval:
-    """Encode ``data.corpus`` once, then retrieve the top ``top_k`` for every query, timed."""
-    start = time.perf_counter()
-    corpus = encode_corpus(encoder, data.corpus)
-    corpus_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    run = retrieve(encoder, data.queries, corpus, top_k=top_k, show_progress_bar=False)
-    ms = 1000 * (time.perf_counter() - start) / len(data.queries)
-    return Retrieval(run, ms, corpus_seconds)
-
-
-@dataclass(frozen=True)
-class Scores:
-    """:func:`timed_scores`: cross-encoder scores of each query's first ``k`` candidates and
-    the ms a pair they took (all pairs in one batched ``predict``)."""
-
-    scores: dict[str, dict[str, float]]
-    k: int
-    ms_per_pair: float
-
-
-def timed_scores(
-    cross_encoder: CrossEncoder, data: MSMarcoData, run: Run, k: int, batch_size: int = 32
-) -> Scores:
-    """Score the first ``k`` candidates of every query of ``run`` once, timed."""
-    start = time.perf_counter()
-    scores = cross_encoder_scores(
-        cross_encoder, data.queries, run, data.corpus, k, batch_size, show_progress_bar=None
+    frame = pd.DataFrame.from_dict(
+        MSMARCO_CROSS_ENCODER,
+        orient="index",
+        columns=[
+            "ndcg@10 (TREC DL19, re-ranking)",
+            "mrr@10 (MS MARCO dev, re-ranking)",
+            "docs/s (V100)",
+        ],
     )
-    pairs = sum(map(len, scores.values()))
-    return Scores(scores, k, 1000 * (time.perf_counter() - start) / max(pairs, 1))
-
-
-def first_stage_ceiling(retrieval: Retrieval, data: MSMarcoData, k: int) -> tuple[float, float]:
-    """The first stage's recall@k and the highest MRR@10 that re-ranking its top ``k`` can reach.
-
-    Re-ranking only re-orders the first ``k`` candidates (the others keep their places): a
-    perfect re-ranker puts a relevant passage first for every query that has one among them
-    (reciprocal rank 1), and leaves every other query's RR@10 as the first stage had it. The
-    mean of that over the queries is the ceiling; no re-ranker of these ``k`` can do better.
-    """
-    per_query = evaluate_run_per_query(
-        retrieval.run, data.qrels, ks=sorted({k, 10}), relevance_threshold=data.relevance_threshold
-    )
-    recall = [m[f"recall@{k}"] for m in per_query.values()]
-    best = [1.0 if m[f"recall@{k}"] > 0 else m["mrr@10"] for m in per_query.values()]
-    return float(np.mean(recall)), float(np.mean(best))
-
-
-def rerank_table(
-    retrieval: Retrieval, scores: Scores, data: MSMarcoData, depths: Sequence[int]
-) -> pd.DataFrame:
-    """MRR@10 and nDCG@10 of the bi-encoder alone (k = 0) and re-ranked at each depth k; for
-    each k the first stage's recall@k and the MRR@10 ceiling of re-ranking its top k
-    (:func:`first_stage_ceiling`); and the ms a query: retrieval, plus k times the measured ms
-    a pair (amortised over batches of pairs, not one query's latency) for re-ranking."""
-    rows = [(0, retrieval.run)]
-    rows += [(k, merge_reranked(retrieval.run, scores.scores, k)) for k in depths]
-    out = []
-    for k, run in rows:
-        metrics = evaluate_run(
-            run, data.qrels, ks=[10], relevance_threshold=data.relevance_threshold
-        )
-        recall, ceiling = first_stage_ceiling(retrieval, data, k) if k else (np.nan, np.nan)
-        out.append(
-            {
-                "k re-ranked": k,
-                "first stage recall@k": recall,
-                "mrr@10 ceiling": ceiling,
-                "mrr@10": metrics["mrr@10"],
-                "ndcg@10": metrics["ndcg@10"],
-                "retrieval ms/query": retrieval.ms_per_query,
-                "re-ranking ms/query": k * scores.ms_per_pair,
-            }
-        )
-    table = pd.DataFrame(out).set_index("k re-ranked")
-    table["total ms/query"] = table["retrieval ms/query"] + table["re-ranking ms/query"]
-    return table
-
-
-def rerank_change(
-    retrieval: Retrieval, reranked: Run, data: MSMarcoData, n_resamples: int = 2000
-) -> PairedBootstrap:
-    """The change of MRR@10 that re-ranking made, query by query, with a 95% paired bootstrap
-    interval over the test queries (:func:`~sbert_tutor.book.bootstrap.paired_bootstrap`)."""
-    threshold = data.relevance_threshold
-    before = evaluate_run_per_query(retrieval.run, data.qrels, [10], threshold)
-    after = evaluate_run_per_query(reranked, data.qrels, [10], threshold)
-    queries = list(before)
-    return paired_bootstrap(
-        [after[q]["mrr@10"] for q in queries],
-        [before[q]["mrr@10"] for q in queries],
-        n_resamples=n_resamples,
-    )
+    frame["source"] = str(MSMARCO_CROSS_ENCODER_SOURCE)
+    frame.index.name = "model (published)"
+    return frame
 
 
 def plot_mrr_vs_k(table: pd.DataFrame, ax=None, label: str = "re-ranked"):
@@ -470,80 +243,6 @@ def plot_mrr_vs_k(table: pd.DataFrame, ax=None, label: str = "re-ranked"):
     right.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="best")
     return ax
-
-
-def first_relevant_moves(retrieval: Retrieval, reranked: Run, data: MSMarcoData) -> pd.Series:
-    """How many test queries the re-ranking moved their first relevant passage up, down, or
-    left it where it was (within the candidates; not retrieved counts as rank infinity)."""
-    from sbert_tutor.metrics import rank_documents
-
-    def first(run: Run, q: str) -> float:
-        ranking = rank_documents(run.get(q, {}))
-        grades = data.qrels.get(q, {})
-        threshold = data.relevance_threshold
-        hits = [i for i, d in enumerate(ranking, 1) if grades.get(d, 0) >= threshold]
-        return float(hits[0]) if hits else np.inf
-
-    moves = {"up": 0, "same": 0, "down": 0}
-    for q in data.queries:
-        before, after = first(retrieval.run, q), first(reranked, q)
-        moves["up" if after < before else "down" if after > before else "same"] += 1
-    return pd.Series(moves, name="queries")
-
-
-def rerank_verdict(
-    table: pd.DataFrame, reranker: str, interval: PairedBootstrap | None = None
-) -> str:
-    """One sentence on what re-ranking the deepest k did to MRR@10, and the why when it hurt:
-    ``reranker`` says which cross-encoder ran (:func:`msmarco_reranker`'s words); ``interval``
-    (:func:`rerank_change`) adds the change's 95% bootstrap interval over the test queries."""
-    k = int(table.index.max())
-    before, after = float(table.loc[0, "mrr@10"]), float(table.loc[k, "mrr@10"])
-    change = after - before
-    head = f"Re-ranking the top {k} moves MRR@10 from {before:.3f} to {after:.3f} ({change:+.3f}"
-    if interval is not None:
-        head += (
-            f"; 95% paired bootstrap interval over the {interval.n} test queries "
-            f"[{interval.low:+.3f}, {interval.high:+.3f}], "
-            + (
-                "which contains 0: these queries cannot tell the two rankings apart"
-                if interval.low <= 0 <= interval.high
-                else "which excludes 0"
-            )
-            + f"; {interval.better} queries gained, {interval.worse} lost"
-        )
-    head += ")"
-    if change > 0:
-        return head + (
-            ": the cross-encoder trained here on a few hundred queries already orders the "
-            "bi-encoder's candidates better on these held-out queries. It is not the published "
-            "model, and a handful of test queries makes the size of the gain uncertain."
-        )
-    return head + (
-        f": the cross-encoder trained here ({reranker.removeprefix('trained here: ')}) does not "
-        "beat the bi-encoder. It saw a few hundred training queries with one judged passage "
-        "each (and, in this profile, only part of them), while all-MiniLM-L6-v2 was trained on "
-        "about a billion pairs and the published cross-encoder on MS MARCO's whole training "
-        "set. The training data and steps, not the architecture, are what is missing here."
-    )
-
-
-def published_reranker() -> pd.DataFrame:
-    """The published MS MARCO cross-encoder's numbers (re-ranking; labelled with their source)."""
-    from sbert_tutor.book.published import MSMARCO_CROSS_ENCODER, MSMARCO_CROSS_ENCODER_SOURCE
-
-    frame = pd.DataFrame.from_dict(
-        MSMARCO_CROSS_ENCODER,
-        orient="index",
-        columns=[
-            "ndcg@10 (TREC DL19, re-ranking)",
-            "mrr@10 (MS MARCO dev, re-ranking)",
-            "docs/s (V100)",
-        ],
-    )
-    frame["source"] = str(MSMARCO_CROSS_ENCODER_SOURCE)
-    frame.index.name = "model (published)"
-    return frame
 
 
 # ------------------------------------------------------------ part 3: which first stage, which re-ranker
@@ -641,62 +340,8 @@ def rerank_grid(
     return pd.DataFrame(rows).set_index(["first stage", "re-ranker"]), per_query
 
 
-#: The re-ranker names of :func:`rerank_study`.
-WEAK, TRAINED = "weak (quick profile's run)", "trained (this profile's run)"
-
-
-def rerank_study(
-    sizes: RerankingSizes, device: str | None = None, log: Callable[[str], None] = print
-) -> dict[str, Any]:
-    """Chapter 14's recorded study: two first stages (BM25's top 20, all-MiniLM-L6-v2's top 20)
-    and two re-rankers (the quick profile's 30-step cross-encoder and ``sizes``' trained one,
-    both trained on the same training queries of ``sizes``' split), on ``sizes``' held-out
-    test queries (:func:`rerank_grid`). Returns a JSON-ready record (rows, per-query RR@10,
-    how each re-ranker was made, the data notes and files)."""
-    from sbert_tutor.book.configs import training_config
-
-    weak_sizes = SIZES["quick"]
-    data = load_rerank_data(sizes.test_queries, sizes.other_passages, sizes.negatives_per_query)
-    weak_rows = load_rerank_data(
-        sizes.test_queries, sizes.other_passages, weak_sizes.negatives_per_query
-    ).train
-    made, rerankers, seconds = {}, {}, {}
-    for name, run_sizes, rows in (
-        (WEAK, weak_sizes, weak_rows),
-        (TRAINED, sizes, data.train),
-    ):
-        log(f"training the {name} re-ranker on {len(rows):,} rows")
-        start = time.perf_counter()
-        config = training_config(run_sizes.msmarco_run, eval_before=False, show_progress_bar=True)
-        rerankers[name], made[name] = msmarco_reranker(run_sizes, rows, config, device=device)
-        seconds[f"train {name}"] = time.perf_counter() - start
-    log("retrieving with all-MiniLM-L6-v2")
-    start = time.perf_counter()
-    dense = timed_retrieval(load_start(MINILM), data.test, top_k=BM25_DEPTH)
-    seconds["dense retrieval"] = time.perf_counter() - start
-    stages = {"BM25 (Anserini)": bm25_first_stage(data.test), "all-MiniLM-L6-v2": dense.run}
-    log("re-ranking")
-    start = time.perf_counter()
-    table, per_query = rerank_grid(stages, rerankers, data.test, BM25_DEPTH)
-    seconds["re-ranking"] = time.perf_counter() - start
-    return {
-        "k": BM25_DEPTH,
-        "rerankers": made,
-        "rows": table.reset_index().to_dict(orient="records"),
-        "per_query_rr@10": per_query,
-        "notes": list(data.notes),
-        "seconds_by_part": seconds,
-        "files": [str(f) for f in data.files],
-    }
-
-
 #: The recorded study the chapter shows (``benchmarks/rerank_study.py --profile t4 --device cpu``).
 RERANK_RECORD = "rerank_study_t4_cpu_2threads"
-
-
-def study_table(record: Mapping[str, Any]) -> pd.DataFrame:
-    """The recorded :func:`rerank_study`'s rows as :func:`rerank_grid` returns them."""
-    return pd.DataFrame(record["rows"]).set_index(["first stage", "re-ranker"])
 
 
 def plot_rerank_grid(table: pd.DataFrame, ax=None, title: str | None = None):
@@ -727,28 +372,3 @@ def plot_rerank_grid(table: pd.DataFrame, ax=None, title: str | None = None):
         ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return ax
-
-
-def grid_values(table: pd.DataFrame) -> dict[str, str]:
-    """The numbers the chapter glues from a :func:`rerank_grid` table: for each first stage
-    (``bm25``, ``dense``) and re-ranker (its position: ``r1``, ``r2``), MRR@10 alone and
-    re-ranked, the change with its interval in words, and the random-order floor."""
-    stages = list(dict.fromkeys(table.index.get_level_values(0)))
-    names = [n for n in dict.fromkeys(table.index.get_level_values(1)) if n != "none"]
-    out: dict[str, str] = {}
-    for key, stage in zip(("bm25", "dense"), stages, strict=False):
-        alone = table.loc[(stage, "none")]
-        out[f"{key}_alone"] = f"{alone['mrr@10']:.3f}"
-        out[f"{key}_random"] = f"{alone.filter(like='random order').iloc[0]:.3f}"
-        for i, name in enumerate(names, 1):
-            row = table.loc[(stage, name)]
-            out[f"{key}_r{i}"] = f"{row['mrr@10']:.3f}"
-            where = {
-                "higher": "above the first stage alone",
-                "lower": "below the first stage alone",
-                "no difference": "an interval that holds 0: these queries cannot tell the two apart",
-            }[interval_verdict(row["95% low"], row["95% high"])]
-            out[f"{key}_r{i}_change"] = (
-                f"{row['change']:+.3f} [{row['95% low']:+.3f}, {row['95% high']:+.3f}], {where}"
-            )
-    return out
