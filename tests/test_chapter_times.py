@@ -3,24 +3,20 @@ chapter scripts become one results record with provenance, refused when incomple
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from tests.scripts import load_script
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def ct():
-    spec = importlib.util.spec_from_file_location(
-        "chapter_times", REPO / "benchmarks" / "chapter_times.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/chapter_times.py")
 
 
 #: What `pytest book --nbmake --junitxml=...` writes (copied from a real nbmake 1.5 run: one

@@ -3,28 +3,19 @@ glues, and are in sync with the chapters (``python .ci/colab_editions.py --check
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from sbert_tutor.book import display
+from tests.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("colab_editions", ROOT / ".ci/colab_editions.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _generator()
+GENERATOR = load_script(".ci/colab_editions.py")
 EDITIONS = [ROOT / "book/colab" / p.name for p in GENERATOR.toc_chapters(ROOT)]
 #: Raw MyST that Colab would show as it is written.
 MARKERS = {

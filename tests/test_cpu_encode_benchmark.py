@@ -3,24 +3,18 @@ instruction set (the best one the CPU has), and a CPU without any is refused wit
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from tests.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def cpu_encode():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(REPO / "benchmarks"))  # its `from encode import ...`
-        spec = importlib.util.spec_from_file_location(
-            "cpu_encode", REPO / "benchmarks" / "cpu_encode.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/cpu_encode.py")  # its `from encode import ...`
 
 
 @pytest.mark.parametrize(

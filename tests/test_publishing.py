@@ -7,7 +7,6 @@ launch buttons, and the README's and front page's install lines from it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -17,20 +16,14 @@ import pytest
 import tomllib
 
 from sbert_tutor.settings import RELEASE_REF, REPOSITORY_URL
+from tests.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((REPO / "book").glob("*.ipynb"))
 
 
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO / ".ci" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 #: ``.ci/publishing.py``: the badge and install cell every chapter starts with.
-publishing = _script("publishing")
+publishing = load_script(".ci/publishing.py")
 
 
 def _cells(path: Path) -> list[dict]:
@@ -39,7 +32,7 @@ def _cells(path: Path) -> list[dict]:
 
 def test_every_place_agrees_with_the_setting():
     assert len(CHAPTERS) >= 14
-    assert _script("sync_publishing").problems(REPO) == []
+    assert load_script(".ci/sync_publishing.py").problems(REPO) == []
 
 
 def test_the_release_is_the_version_and_the_repository_is_on_github():
@@ -116,7 +109,7 @@ def test_sync_refuses_a_notebook_of_another_layout(tmp_path):
 
 
 def test_the_install_check_reads_torch_from_a_pip_report():
-    check = _script("check_colab_install")
+    check = load_script(".ci/check_colab_install.py")
     report = {"install": [{"metadata": {"name": "transformers", "version": "5"}}]}
     assert check.torch_in_report(report) == []
     report["install"].append({"metadata": {"name": "torch", "version": "2.15.0"}})

@@ -5,22 +5,19 @@ evaluation are refused."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from tests.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def ref():
-    path = REPO / "benchmarks" / "senteval_reference.py"
-    spec = importlib.util.spec_from_file_location("senteval_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/senteval_reference.py")
 
 
 def _run(root: str, results: dict, sha: str) -> dict:

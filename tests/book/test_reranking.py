@@ -5,7 +5,6 @@ per-query values its record stores."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +14,7 @@ import torch
 from sbert_tutor.book.chapters.reranking import random_order_rr, rerank_grid
 from sbert_tutor.book.weak_start import CrossEncoderStart, WeakStart
 from sbert_tutor.data.msmarco import MSMarcoData
+from tests.scripts import load_script
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 REPO = Path(__file__).resolve().parents[2]
@@ -24,14 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 def study():
     """``benchmarks/rerank_study.py``, the recorded study's code (its grid of first stages by
     re-rankers is the loop the chapter's page runs live)."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(REPO / "benchmarks"))  # its `from retriever_study import ...`
-        spec = importlib.util.spec_from_file_location(
-            "rerank_study", REPO / "benchmarks" / "rerank_study.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/rerank_study.py")  # its `from retriever_study import ...`
 
 
 def test_the_cross_encoder_starts_from_the_same_weights_as_the_bi_encoder():
@@ -141,9 +134,9 @@ def test_rerank_grid_reuses_scores_already_computed():
 def test_the_recorded_study_agrees_with_its_per_query_values(study):
     """Every row of the recorded re-ranking study is recomputed from the RR@10 it stores query
     by query: the mean, and the paired bootstrap of the change over the first stage alone."""
-    from sbert_tutor.stats import paired_bootstrap
     from sbert_tutor.book.chapters.reranking import RERANK_RECORD
     from sbert_tutor.book.recorded import recorded_results
+    from sbert_tutor.stats import paired_bootstrap
 
     record = recorded_results(RERANK_RECORD)
     assert record["profile"] == "t4" and record["provenance"]["profile"] == "t4"
