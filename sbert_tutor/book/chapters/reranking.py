@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.stats import paired_bootstrap
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.sizes import QUICK_RUN, SBERT_RUN, T4_LR, T4_RUN, RunSizes, register_sizes
 from sbert_tutor.book.weak_start import MINILM, CrossEncoderStart
@@ -39,6 +38,7 @@ from sbert_tutor.data.table import DataTable
 from sbert_tutor.encoders.cross_encoder import CrossEncoder
 from sbert_tutor.metrics import Run, evaluate_run_per_query
 from sbert_tutor.search.rerank import PairScorer, cross_encoder_scores, merge_reranked
+from sbert_tutor.stats import paired_bootstrap
 from sbert_tutor.training import TrainingConfig
 from sbert_tutor.training.recipe import fit
 
