@@ -289,7 +289,8 @@ def rerank_grid(
 ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
     """Every re-ranker on every first stage's top ``k``, on the same queries; ``scored`` holds
     scores a re-ranker already gave a first stage's candidates (its first ``k`` or more, as
-    :func:`timed_scores` returns them), keyed ``(first stage, re-ranker)``: not computed again.
+    :func:`~sbert_tutor.search.rerank.cross_encoder_scores` returns them), keyed
+    ``(first stage, re-ranker)``: not computed again.
 
     Returns a table (one row per first stage and re-ranker, ``"none"`` for the first stage
     alone): MRR@10, nDCG@10, the first stage's recall@k, the MRR@10 a random order of its top k
