@@ -79,7 +79,7 @@ def run_worker(args: argparse.Namespace) -> None:
     config = TrainingConfig(
         batch_size=args.batch_size, max_steps=1, seed=0, lr=2e-5, show_progress_bar=False
     )
-    trainer = Trainer(encoder, make_objective(args.worker, **options), pairs, config)
+    trainer = Trainer(encoder, make_objective(args.worker, options=options), pairs, config)
     encoder.train(not args.no_dropout)
     set_seed(0)  # the same random state (dropout masks) in every run of a variant
     reset = reset_peak()
@@ -135,7 +135,7 @@ def run_cuda(args: argparse.Namespace) -> dict[str, Any]:
             config = TrainingConfig(
                 batch_size=batch_size, max_steps=1, seed=0, lr=2e-5, show_progress_bar=False
             )
-            trainer = Trainer(encoder, make_objective(variant, **options), pairs, config)
+            trainer = Trainer(encoder, make_objective(variant, options=options), pairs, config)
             encoder.train(not args.no_dropout)
             set_seed(0)
             torch.cuda.synchronize(device)

@@ -63,7 +63,7 @@ def _train(encoder: SentenceEncoder, loss: str, data, **options):
         show_progress_bar=False,
         warmup_ratio=0.0,
     )
-    record = Trainer(encoder, make_objective(loss, **options), data, config).train()
+    record = Trainer(encoder, make_objective(loss, options=options), data, config).train()
     return [s["loss"] for s in record.steps]
 
 
@@ -117,7 +117,7 @@ def test_cached_mnrl_matches_sentence_transformers(tiny_bert, tmp_path, hard_neg
     rows = _rows(hard_negatives)[:BATCH]
     ours = SentenceEncoder.from_pretrained(folder, device="cpu").eval()
     ours.model.double()  # both in float64: a gap at 1e-6 is then a different gradient
-    objective = make_objective("cached_mnrl", mini_batch_size=4)
+    objective = make_objective("cached_mnrl", options={"mini_batch_size": 4})
     loss = objective.loss_and_backward(ours, rows, None)
     reference = st.SentenceTransformer(folder, device="cpu").eval().double()
     columns = [[row[j] for row in rows] for j in range(len(rows[0]))]
@@ -136,7 +136,7 @@ def test_cached_mnrl_matches_sentence_transformers(tiny_bert, tmp_path, hard_neg
 
 def test_scale_multiplies_every_gradient(tokenizer):
     rows = _rows(True)[:BATCH]
-    objective = make_objective("cached_mnrl", mini_batch_size=5)
+    objective = make_objective("cached_mnrl", options={"mini_batch_size": 5})
     plain, scaled = _encoder(tokenizer), _encoder(tokenizer)
     first = objective.loss_and_backward(plain, rows, None)
     second = objective.loss_and_backward(scaled, rows, None, scale=lambda x: 1024.0 * x)
@@ -151,14 +151,14 @@ def test_cached_mnrl_loss_without_backward_equals_mnrl(tokenizer):
     encoder = _encoder(tokenizer).eval()
     with torch.no_grad():
         expected = make_objective("mnrl").loss(encoder, rows, None)
-    value = make_objective("cached_mnrl", mini_batch_size=2).loss(encoder, rows, None)
+    value = make_objective("cached_mnrl", options={"mini_batch_size": 2}).loss(encoder, rows, None)
     assert float(value) == pytest.approx(float(expected), abs=1e-6)
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True])
 def test_mini_batch_size_must_be_a_positive_integer(bad):
     with pytest.raises(ValueError, match="mini_batch_size must be an integer >= 1"):
-        make_objective("cached_mnrl", mini_batch_size=bad)
+        make_objective("cached_mnrl", options={"mini_batch_size": bad})
 
 
 def test_train_cli_with_cached_mnrl(tiny_bert, tmp_path, capsys):

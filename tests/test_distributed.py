@@ -64,7 +64,7 @@ def _train(loss: str, batch_size: int, tokenizer_path: str):
         "cosine": {"score_range": (0.0, 5.0)},
         "cached_mnrl": {"mini_batch_size": 3},  # several mini-batches on each process
     }.get(loss, {})
-    objective = make_objective(loss, encoder.embedding_dim, **options)
+    objective = make_objective(loss, encoder.embedding_dim, options)
     data = _scored_pairs() if loss == "cosine" else _pairs()
     config = TrainingConfig(
         batch_size=batch_size,

@@ -41,7 +41,7 @@ def test_weighted_sum_by_hand_and_gradients():
     a = torch.randn(6, 16, generator=g, requires_grad=True)
     p = torch.randn(6, 16, generator=g, requires_grad=True)
     ours = matryoshka_loss(
-        multiple_negatives_ranking, (a, p), (4, 16, 8), (0.5, 1.0, 2.0), scale=7.0
+        multiple_negatives_ranking, (a, p), (4, 16, 8), (0.5, 1.0, 2.0), loss_options={"scale": 7.0}
     )
     by_hand = sum(
         w
@@ -66,7 +66,7 @@ def test_weighted_sum_by_hand_and_gradients():
 def test_wraps_other_losses_and_passes_none_on():
     g = torch.Generator().manual_seed(1)
     a, p, n = (torch.randn(5, 12, generator=g) for _ in range(3))
-    got = matryoshka_loss(triplet, (a, p, n), (12, 6), margin=0.5)
+    got = matryoshka_loss(triplet, (a, p, n), (12, 6), loss_options={"margin": 0.5})
     want = triplet(shrink(a, 12), shrink(p, 12), shrink(n, 12), margin=0.5) + triplet(
         shrink(a, 6), shrink(p, 6), shrink(n, 6), margin=0.5
     )
@@ -106,9 +106,7 @@ def test_same_value_and_gradients_as_sentence_transformers(minilm_path, n_dims_p
     objective = make_objective(
         "matryoshka_mnrl",
         encoder.embedding_dim,
-        dims=DIMS,
-        weights=WEIGHTS,
-        n_dims_per_step=n_dims_per_step,
+        {"dims": DIMS, "weights": WEIGHTS, "n_dims_per_step": n_dims_per_step},
     )
     random.seed(11)
     theirs = _st_value(st_model, _st_loss(st_model, n_dims_per_step))
@@ -142,6 +140,6 @@ def test_plain_mnrl_is_the_single_full_dimension_case(minilm_path):
     encoder = SentenceEncoder.from_pretrained(str(minilm_path), device="cpu").eval()
     rows = list(zip(ANCHORS, POSITIVES, strict=True))
     with torch.no_grad():
-        one = make_objective("matryoshka_mnrl", 384, dims=(384,)).loss(encoder, rows, None)
+        one = make_objective("matryoshka_mnrl", 384, {"dims": (384,)}).loss(encoder, rows, None)
         plain = make_objective("mnrl").loss(encoder, rows, None)
     assert torch.allclose(one, plain, atol=1e-6)

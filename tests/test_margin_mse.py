@@ -75,7 +75,7 @@ def test_margin_mse_rejects_bad_inputs():
     with pytest.raises(ValueError, match="NaN"):
         margin_mse(q, p, neg, torch.tensor([0.0, float("nan"), 0.0, 0.0], dtype=torch.float64))
     with pytest.raises(ValueError, match="unknown similarity"):
-        make_objective("margin_mse", similarity="euclid")
+        make_objective("margin_mse", options={"similarity": "euclid"})
 
 
 def test_docstring_examples():

@@ -74,7 +74,7 @@ PAIRS = [(f"the cat number {i}", f"a cat called {i}") for i in range(24)]
 
 
 def test_the_loss_trains_through_fit(registered, encoder):
-    objective = make_objective("pull_together", weight=2.0)
+    objective = make_objective("pull_together", options={"weight": 2.0})
     assert isinstance(objective, PullObjective)
     config = TrainingConfig(max_steps=6, batch_size=8, lr=1e-3, show_progress_bar=False, seed=1)
     run = fit(encoder, "pull_together", PAIRS, config, objective_options={"weight": 2.0})

@@ -166,6 +166,17 @@ def test_encode_query_and_document_use_the_prompts_as_sentence_transformers(tiny
         encoder.encode_query(texts, normalise=True)
 
 
+def test_encode_query_and_document_take_exactly_encodes_keywords():
+    """Named one by one (no ``**``), so they can drift from ``encode``: this keeps them equal."""
+    import inspect
+
+    from sbert_tutor import SentenceEncoder
+
+    want = inspect.signature(SentenceEncoder.encode).parameters
+    for method in (SentenceEncoder.encode_query, SentenceEncoder.encode_document):
+        assert inspect.signature(method).parameters == want, method.__name__
+
+
 def test_dimension_and_truncate_dim_as_sentence_transformers(minilm_path):
     texts = ["A man is playing a guitar.", "Someone plays music."]
     ours = SentenceEncoder.from_pretrained(minilm_path, device="cpu", truncate_dim=64)

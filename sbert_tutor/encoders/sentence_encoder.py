@@ -861,32 +861,100 @@ class SentenceEncoder(nn.Module):
             self.train(was_training)
 
     def encode_query(
-        self, sentences: str | Sequence[str], batch_size: int = 32, **encode_kwargs: Any
+        self,
+        sentences: str | Sequence[str],
+        batch_size: int = 32,
+        *,
+        prompt_name: str | None = None,
+        prompt: str | None = None,
+        show_progress_bar: bool | None = None,
+        output_value: str | None = "sentence_embedding",
+        precision: str | None = "float32",
+        convert_to_numpy: bool = True,
+        convert_to_tensor: bool = False,
+        device: str | torch.device | None = None,
+        normalize_embeddings: bool = False,
+        truncate_dim: int | None = None,
+        sort_by_length: bool = True,
+        compute_dtype: str | torch.dtype | None = None,
+        bucket: int | Sequence[int] | str | None = "auto",
+        pipeline: bool | None = None,
     ) -> Any:
         """:meth:`encode` for queries, as sentence-transformers' ``encode_query``: with neither
         ``prompt_name`` nor ``prompt`` given, the model's prompt named ``"query"``, and no prompt
         when it has none (never the default prompt: a sentence-transformers 6.x model always
         carries a ``"query"`` prompt, ``""`` unless its folder sets one). Every other keyword
-        goes to :meth:`encode` unchanged, which refuses one it does not know (``TypeError``)."""
-        return self.encode(sentences, batch_size, **self._role_prompt("query", encode_kwargs))
+        is :meth:`encode`'s, passed on unchanged."""
+        return self.encode(
+            sentences,
+            batch_size,
+            prompt_name=prompt_name,
+            prompt=self._role_prompt("query", prompt_name, prompt),
+            show_progress_bar=show_progress_bar,
+            output_value=output_value,
+            precision=precision,
+            convert_to_numpy=convert_to_numpy,
+            convert_to_tensor=convert_to_tensor,
+            device=device,
+            normalize_embeddings=normalize_embeddings,
+            truncate_dim=truncate_dim,
+            sort_by_length=sort_by_length,
+            compute_dtype=compute_dtype,
+            bucket=bucket,
+            pipeline=pipeline,
+        )
 
     def encode_document(
-        self, sentences: str | Sequence[str], batch_size: int = 32, **encode_kwargs: Any
+        self,
+        sentences: str | Sequence[str],
+        batch_size: int = 32,
+        *,
+        prompt_name: str | None = None,
+        prompt: str | None = None,
+        show_progress_bar: bool | None = None,
+        output_value: str | None = "sentence_embedding",
+        precision: str | None = "float32",
+        convert_to_numpy: bool = True,
+        convert_to_tensor: bool = False,
+        device: str | torch.device | None = None,
+        normalize_embeddings: bool = False,
+        truncate_dim: int | None = None,
+        sort_by_length: bool = True,
+        compute_dtype: str | torch.dtype | None = None,
+        bucket: int | Sequence[int] | str | None = "auto",
+        pipeline: bool | None = None,
     ) -> Any:
         """:meth:`encode` for documents, as sentence-transformers' ``encode_document``: with
         neither ``prompt_name`` nor ``prompt`` given, the model's prompt named ``"document"``, and
         no prompt when it has none (as :meth:`encode_query`; sentence-transformers 6.x would try
         ``"passage"`` and ``"corpus"`` only for a model without a ``"document"`` prompt, which its
-        loader never leaves). Every other keyword goes to :meth:`encode` unchanged, which
-        refuses one it does not know."""
-        return self.encode(sentences, batch_size, **self._role_prompt("document", encode_kwargs))
+        loader never leaves). Every other keyword is :meth:`encode`'s, passed on unchanged."""
+        return self.encode(
+            sentences,
+            batch_size,
+            prompt_name=prompt_name,
+            prompt=self._role_prompt("document", prompt_name, prompt),
+            show_progress_bar=show_progress_bar,
+            output_value=output_value,
+            precision=precision,
+            convert_to_numpy=convert_to_numpy,
+            convert_to_tensor=convert_to_tensor,
+            device=device,
+            normalize_embeddings=normalize_embeddings,
+            truncate_dim=truncate_dim,
+            sort_by_length=sort_by_length,
+            compute_dtype=compute_dtype,
+            bucket=bucket,
+            pipeline=pipeline,
+        )
 
-    def _role_prompt(self, role: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """``kwargs`` with the prompt of ``role`` (``""`` when the model has none) when the caller
-        chose no prompt: sentence-transformers' rule for ``encode_query`` / ``encode_document``."""
-        if kwargs.get("prompt_name") is None and kwargs.get("prompt") is None:
-            return {**kwargs, "prompt": self.prompts.get(role, "")}
-        return kwargs
+    def _role_prompt(self, role: str, prompt_name: str | None, prompt: str | None) -> str | None:
+        """The ``prompt`` to pass: the prompt of ``role`` (``""`` when the model has none) when the
+        caller chose none, by name or text: sentence-transformers' rule for ``encode_query`` /
+        ``encode_document``; else the caller's ``prompt``."""
+        if prompt_name is None and prompt is None:
+            return self.prompts.get(role, "")
+        return prompt
 
     def similarity(self, embeddings1: Any, embeddings2: Any) -> torch.Tensor:
         r"""Similarity of every pair of rows, ``[n, m]``, by ``similarity_fn_name``, as

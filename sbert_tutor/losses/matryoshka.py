@@ -27,7 +27,7 @@ registered training objective over :func:`~sbert_tutor.losses.multiple_negatives
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch.nn.functional as F
@@ -73,7 +73,7 @@ def matryoshka_loss(
     weights: Sequence[float] | None = None,
     n_dims_per_step: int = -1,
     rng: random.Random | None = None,
-    **loss_options: Any,
+    loss_options: Mapping[str, Any] | None = None,
 ) -> Tensor:
     r""":math:`\sum_k w_k\, \mathcal{L}(\operatorname{shrink}_{m_k}(e) \text{ for each } e)`
     (module docstring).
@@ -86,7 +86,9 @@ def matryoshka_loss(
         dims, weights: the prefix lengths :math:`m_k` and their weights (default 1 each).
         n_dims_per_step: ``> 0``: only that many dimensions, drawn at random with ``rng``
             (Python's ``random`` module by default, as sentence-transformers draws them).
-        **loss_options: passed to ``loss`` unchanged (``scale=``, ``labels``, ...).
+        loss_options: keywords for ``loss``, as a mapping (``{"scale": 20.0}``, ``{"margin":
+            0.5}``, ...): each term calls ``loss(*shrunk, **loss_options)``, so a keyword
+            ``loss`` does not take is its ``TypeError``.
 
     Example:
         >>> import torch
@@ -104,6 +106,6 @@ def matryoshka_loss(
     total: Tensor | float = 0.0
     for k in chosen:
         shrunk = [None if e is None else shrink(e, dims[k]) for e in embeddings]
-        total = total + weights[k] * loss(*shrunk, **loss_options)
+        total = total + weights[k] * loss(*shrunk, **(loss_options or {}))
     assert isinstance(total, Tensor)
     return total

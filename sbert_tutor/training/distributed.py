@@ -220,14 +220,31 @@ def wrap(
     return DistributedDataParallel(joint, device_ids=ids, find_unused_parameters=True)
 
 
-def encode_sharded(encoder: Encoder, sentences: Sequence[str], **encode_kwargs: Any) -> np.ndarray:
+def encode_sharded(
+    encoder: Encoder,
+    sentences: Sequence[str],
+    *,
+    batch_size: int = 32,
+    show_progress_bar: bool | None = None,
+    normalize_embeddings: bool = False,
+    truncate_dim: int | None = None,
+) -> np.ndarray:
     """Encode a large corpus across processes: each encodes a contiguous shard; all get the whole.
 
-    Under one process this is ``encoder.encode``. Rows come back in input order.
-    ``encode_kwargs`` go to ``encoder.encode`` unchanged (``batch_size``, ``normalize_embeddings``,
-    ...): :meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.encode` names its keywords, so an unknown
-    one is Python's ``TypeError`` there, never dropped.
+    Under one process this is ``encoder.encode``. Rows come back in input order. The keywords
+    are ``encode``'s (sentence-transformers' names); ``normalize_embeddings`` and
+    ``truncate_dim`` are passed only when set, so an encoder whose ``encode`` takes just
+    ``batch_size`` and ``show_progress_bar`` (:class:`~sbert_tutor.encoders.protocol.Encoder`)
+    works with the defaults.
     """
+    encode_kwargs: dict[str, Any] = {
+        "batch_size": batch_size,
+        "show_progress_bar": show_progress_bar,
+    }
+    if normalize_embeddings:
+        encode_kwargs["normalize_embeddings"] = True
+    if truncate_dim is not None:
+        encode_kwargs["truncate_dim"] = truncate_dim
     if not _is_active():
         return encoder.encode(sentences, **encode_kwargs)
     n, k, r = len(sentences), world_size(), rank()

@@ -260,12 +260,16 @@ class Objective(nn.Module):
             )
 
     @classmethod
-    def create(cls, embedding_dim: int | None = None, **options: Any) -> Objective:
-        """Build the objective from its options; ``embedding_dim`` when ``__init__`` takes it.
+    def create(
+        cls, embedding_dim: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> Objective:
+        """Build the objective from its ``options`` (its ``__init__``'s keywords, as a mapping);
+        ``embedding_dim`` when ``__init__`` takes it.
 
         Raises:
             ValueError: an option the objective does not take, or a missing ``embedding_dim``.
         """
+        options = dict(options or {})
         cls.check_options(options)
         if "embedding_dim" in inspect.signature(cls.__init__).parameters:
             if embedding_dim is None:
@@ -435,14 +439,17 @@ def objective_class(name: str) -> type[Objective]:
     return OBJECTIVES[check_choice(name, tuple(OBJECTIVES), "loss")]
 
 
-def make_objective(name: str, embedding_dim: int | None = None, **options: Any) -> Objective:
-    """Build an objective by name; ``softmax`` needs ``embedding_dim`` (``encoder.embedding_dim``).
+def make_objective(
+    name: str, embedding_dim: int | None = None, options: Mapping[str, Any] | None = None
+) -> Objective:
+    """Build an objective by name from its ``options`` (as :func:`~sbert_tutor.training.recipe.fit`'s
+    ``objective_options``); ``softmax`` needs ``embedding_dim`` (``encoder.embedding_dim``).
 
     Example:
-        >>> make_objective("mnrl", scale=20.0).settings()
+        >>> make_objective("mnrl", options={"scale": 20.0}).settings()
         {'name': 'mnrl', 'scale': 20.0, 'symmetric': False}
     """
-    return objective_class(name).create(embedding_dim, **options)
+    return objective_class(name).create(embedding_dim, options)
 
 
 @register_objective

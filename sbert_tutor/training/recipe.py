@@ -9,8 +9,7 @@ it is: the objective class says what data it reads and what options the data imp
 
 from __future__ import annotations
 
-import difflib
-import inspect
+import enum
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -32,23 +31,19 @@ from sbert_tutor.training.sources import load_training_data, read_training_file
 from sbert_tutor.training.trainer import Evaluator, Trainer
 from sbert_tutor.validation import OptionError, python_spelling
 
-__all__ = ["TrainRun", "fit"]
+__all__ = ["KEEP", "Keep", "TrainRun", "fit"]
 
-#: sentence-transformers' names for settings that ``fit`` spells otherwise (for the hint of a
-#: ``TypeError``).
-_OTHER_SPELLINGS = {
-    "learning_rate": "lr",
-    "num_train_epochs": "epochs",
-    "num_epochs": "epochs",
-    "train_batch_size": "batch_size",
-    "per_device_train_batch_size": "batch_size",
-    "warmup_steps": "warmup_ratio",
-    "evaluation_steps": "eval_steps",
-    "checkpoint_path": "checkpoint_dir",
-    "checkpoint_save_steps": "save_steps",
-    "checkpoint_save_total_limit": "keep_checkpoints",
-    "use_amp": "amp",
-}
+
+class Keep(enum.Enum):
+    """The default of :func:`fit`'s :class:`~sbert_tutor.training.config.TrainingConfig`
+    keywords: keep ``config``'s value (``None`` cannot say so, since several fields take it:
+    ``max_grad_norm=None`` turns clipping off)."""
+
+    KEEP = "keep config's value"
+
+
+#: :data:`Keep.KEEP`, the default of every :class:`TrainingConfig` keyword of :func:`fit`.
+KEEP = Keep.KEEP
 
 
 @dataclass
@@ -91,7 +86,25 @@ def fit(
     resume_from: str | None = None,
     device: str | None = None,
     provenance: Mapping[str, Any] | None = None,
-    **settings: Any,
+    epochs: int | Keep = KEEP,
+    batch_size: int | Keep = KEEP,
+    lr: float | Keep = KEEP,
+    weight_decay: float | Keep = KEEP,
+    warmup_ratio: float | Keep = KEEP,
+    schedule: str | Keep = KEEP,
+    max_steps: int | None | Keep = KEEP,
+    max_grad_norm: float | None | Keep = KEEP,
+    seed: int | Keep = KEEP,
+    amp: str | None | Keep = KEEP,
+    bucket: int | tuple[int, ...] | str | None | Keep = KEEP,
+    length_buckets: int | None | Keep = KEEP,
+    no_duplicates: bool | None | Keep = KEEP,
+    eval_steps: int | None | Keep = KEEP,
+    eval_before: bool | Keep = KEEP,
+    save_steps: int | None | Keep = KEEP,
+    checkpoint_dir: str | None | Keep = KEEP,
+    keep_checkpoints: int | None | Keep = KEEP,
+    show_progress_bar: bool | Keep = KEEP,
 ) -> TrainRun:
     """Train ``model`` with ``loss`` on ``train``.
 
@@ -126,13 +139,11 @@ def fit(
         resume_from: a checkpoint to continue from (see :meth:`Trainer.train`).
         device: where a model loaded by name goes (``None``: CUDA when available).
         provenance: anything else to record in the log's provenance (e.g. ``{"command": ...}``).
-        **settings: fields of :class:`TrainingConfig` (``epochs``, ``batch_size``, ``lr``,
-            ``max_steps``, ``seed``, ...); each replaces that field of ``config``.
-
-    Raises:
-        TypeError: a keyword that is neither a parameter of ``fit`` nor a field of
-            :class:`TrainingConfig` (the message names the closest valid keyword), or an option
-            of the loss given outside ``objective_options``.
+        epochs, batch_size, lr, ..., show_progress_bar: the fields of :class:`TrainingConfig`,
+            one keyword each (sentence-transformers' ``learning_rate`` is ``lr``,
+            ``num_train_epochs`` ``epochs``, ``warmup_steps`` ``warmup_ratio``); each one given
+            replaces that field of ``config`` (:data:`KEEP`, the default: ``config``'s value).
+            The loss's own options go in ``objective_options``.
 
     Example (a cross-encoder on 0/1 relevance labels):
         >>> run = fit("sentence-transformers/all-MiniLM-L6-v2", "ce_bce",
@@ -140,9 +151,11 @@ def fit(
         ...            ("what is a cat?", "Paris is in France.", 0)])  # doctest: +SKIP
         >>> run.model.rank("what is a cat?", ["Paris is in France.", "Cats purr."])  # doctest: +SKIP
     """
+    given = locals()
+    settings = {name: given[name] for name in _config_keywords() if given[name] is not KEEP}
+    config = replace(config or TrainingConfig(), **settings)
     cls = objective_class(loss)
     option_names = cls.option_defaults()
-    config = _with_settings(config or TrainingConfig(), settings, option_names, loss)
     cls.check_options(objective_options or {})  # a misspelt option fails before any loading
     try:
         return _fit(
@@ -198,7 +211,7 @@ def _fit(
     base_model = encoder.describe()
     set_seed(config.seed)  # before the objective: the softmax head's initial weights
     dim = encoder.embedding_dim if isinstance(encoder, SentenceEncoder) else None
-    objective = cls.create(dim, **options)
+    objective = cls.create(dim, options)
     objective.check_model(encoder)
     examples = objective.prepare(data, text_columns, label_column)
     if max_examples is not None and max_examples < len(examples):
@@ -289,36 +302,6 @@ def _config_keywords() -> tuple[str, ...]:
     return tuple(f.name for f in fields(TrainingConfig))
 
 
-def _with_settings(
-    config: TrainingConfig,
-    settings: Mapping[str, Any],
-    objective_options: Mapping[str, Any],
-    loss: str,
-) -> TrainingConfig:
-    """``config`` with the fields in ``settings`` replaced; a ``TypeError`` for any other key."""
-    valid = _config_keywords()
-    misplaced = sorted(k for k in settings if k not in valid and k in objective_options)
-    if misplaced:
-        given = ", ".join(f"{k!r}: {settings[k]!r}" for k in misplaced)
-        raise TypeError(
-            f"{', '.join(misplaced)} is an option of the {loss!r} loss, not of fit: pass "
-            f"objective_options={{{given}}}"
-        )
-    unknown = [k for k in settings if k not in valid]
-    if unknown:
-        name = unknown[0]
-        own = [p for p in _FIT_PARAMETERS if p != "settings"]
-        close = difflib.get_close_matches(name, [*own, *valid], n=1)
-        nearest = _OTHER_SPELLINGS.get(name) or (close[0] if close else None)
-        hint = f"; did you mean {nearest!r}?" if nearest else "."
-        raise TypeError(
-            f"fit() got an unexpected keyword argument {name!r}{hint} fit takes its own "
-            f"parameters ({', '.join(own)}) and the fields of TrainingConfig "
-            f"({', '.join(valid)}); record anything else with provenance={{{name!r}: ...}}"
-        )
-    return replace(config, **settings) if settings else config
-
-
 def _history_entry(log: dict[str, Any], record: TrainingRecord) -> dict[str, Any]:
     """What ``SentenceEncoder.training_history`` keeps of a run (for the model card): the
     log without the loss curve and the provenance, plus the final loss (mean of the last 10
@@ -329,6 +312,3 @@ def _history_entry(log: dict[str, Any], record: TrainingRecord) -> dict[str, Any
     entry["evals"] = [dict(e) for e in record.evals]
     entry["finished"] = log["provenance"]["timestamp"]
     return entry
-
-
-_FIT_PARAMETERS = tuple(inspect.signature(fit).parameters)
