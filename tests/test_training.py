@@ -197,6 +197,36 @@ def test_resume_equals_uninterrupted_training(tiny_bert, tmp_path):
         other.train(resume_from=tmp_path / "b")
 
 
+def test_the_fused_adamw_step_is_torch_s_adamw_step(tiny_bert):
+    """The trainer's AdamW runs the fused kernel on a CPU; ten steps with it land where torch's
+    AdamW one operation at a time (the reference, ``fused=False, foreach=False``) lands."""
+
+    def run(reference: bool) -> tuple[list[torch.Tensor], list[float], Trainer]:
+        model, tokenizer = tiny_bert
+        enc = SentenceEncoder(copy.deepcopy(model), tokenizer, max_seq_length=32)
+        enc.eval()  # dropout off: the two runs see the same forward passes
+        trainer = Trainer(enc, CosineObjective(), data_for("cosine"), quick(max_steps=10))
+        if reference:
+            groups = [
+                {k: v for k, v in g.items() if k != "fused"} for g in trainer.optimizer.param_groups
+            ]
+            trainer.optimizer = torch.optim.AdamW(groups, fused=False, foreach=False)
+            schedule = trainer.scheduler.lr_lambdas[0]
+            trainer.scheduler = type(trainer.scheduler)(trainer.optimizer, schedule)
+        record = trainer.train()
+        return params(enc), [s["loss"] for s in record.steps], trainer
+
+    fused, fused_curve, trainer = run(reference=False)
+    plain, plain_curve, reference = run(reference=True)
+    assert trainer.optimizer.defaults["fused"] is True
+    assert not reference.optimizer.defaults["fused"]
+    assert len(fused_curve) == 10
+    np.testing.assert_allclose(fused_curve, plain_curve, rtol=1e-5)
+    for a, b in zip(fused, plain, strict=True):
+        torch.testing.assert_close(a, b, rtol=0.0, atol=1e-6)
+    assert not identical(fused, params(tiny_bert[0]))  # it trained
+
+
 # ------------------------------------------------------------------ schedule and clipping
 def test_warmup_and_decay_values_by_hand():
     assert warmup_steps_for(100, 0.1) == 10 and warmup_steps_for(20, 0.1) == 2

@@ -64,6 +64,7 @@ __all__ = [
     "Trainer",
     "auto_amp",
     "clip_gradients",
+    "fused_adamw",
     "gradient_norm",
     "parameter_groups",
 ]
@@ -127,6 +128,25 @@ def parameter_groups(modules: Sequence[nn.Module], weight_decay: float) -> list[
         {"params": decay, "weight_decay": weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
     ]
+
+
+def fused_adamw(device: torch.device | str) -> bool:
+    """Whether the trainer's AdamW runs PyTorch's fused kernel on ``device``: on CUDA, and on a
+    CPU from torch 2.4 (where PyTorch has one). It is the same update, computed in one pass over
+    each tensor instead of one operation at a time; transformers' ``Trainer`` (which
+    sentence-transformers trains with) uses it by default from torch 2.8 (``adamw_torch_fused``).
+    On a CPU it is several times faster than the update one operation at a time, and the
+    optimizer step is a large part of a small model's training step there.
+
+    Example:
+        >>> fused_adamw("cuda"), fused_adamw("meta")
+        (True, False)
+    """
+    kind = torch.device(device).type
+    if kind == "cuda":
+        return True
+    version = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    return kind == "cpu" and version >= (2, 4)
 
 
 class Trainer:
@@ -199,7 +219,9 @@ class Trainer:
             p for m in (encoder, self.objective) for p in m.parameters() if p.requires_grad
         ]
         self.optimizer = torch.optim.AdamW(
-            parameter_groups([encoder, self.objective], cfg.weight_decay), lr=cfg.lr
+            parameter_groups([encoder, self.objective], cfg.weight_decay),
+            lr=cfg.lr,
+            fused=fused_adamw(self.device) or None,
         )
         self.scheduler = make_scheduler(
             self.optimizer, self.warmup_steps, self.total_steps, cfg.schedule

@@ -6,6 +6,7 @@ in the same order, and the memory figure draws what the chapter's table holds.""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import json
 import textwrap
@@ -118,12 +119,24 @@ def test_the_split_keeps_test_queries_out_of_training():
     assert set(data.test_candidates) == set(data.test.queries)
     # every training pair's positive is a judged passage, and the mining pool holds it
     assert set(data.pairs["positive"]) <= set(data.pool)
+    # train_queries keeps a seeded subset of the training side, and only those queries train
+    fewer = chapter.load_retriever_data(dataclasses.replace(sizes, train_queries=50))
+    assert fewer.describe()["train_queries"] == 50
+    assert set(fewer.pairs["anchor"]) < set(data.pairs["anchor"])
+    assert set(fewer.labelled["query"]) == set(fewer.pairs["anchor"])
+    assert fewer.test.queries == data.test.queries
+    with pytest.raises(ValueError, match="train_queries=441.*1..440"):
+        chapter.load_retriever_data(dataclasses.replace(sizes, train_queries=441))
 
 
 def test_the_recorded_study_names_its_start_and_its_corrections():
     from sbert_tutor.book.recorded import how_recorded
 
     record = recorded_results("retriever_study_t4_h200")
-    assert record["sizes"] == chapter.SIZES["t4"].describe() | {"seeds": [0, 1, 2]}
+    # the record predates train_queries; t4 leaves it at its default, all training queries
+    assert chapter.SIZES["t4"].train_queries is None
+    assert record["sizes"] | {"train_queries": None} == chapter.SIZES["t4"].describe() | {
+        "seeds": [0, 1, 2]
+    }
     assert "590168c" in how_recorded(record)["corrections"]
     assert chapter.SIZES["quick"].describe()["start"] == "all-MiniLM-L6-v2, first 1 layer"
