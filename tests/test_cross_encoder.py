@@ -352,3 +352,14 @@ def test_cross_encoder_is_exported_lazily():
     import sbert_tutor
 
     assert "CrossEncoder" in dir(sbert_tutor) and sbert_tutor.CrossEncoder is CrossEncoder
+
+
+@pytest.mark.parametrize("mode", ["eval", "train"])
+def test_predict_leaves_a_wrapped_model_in_its_mode(tiny_bert, mode):
+    """A model wrapped in eval mode is in eval mode after predict; one in train mode, in train."""
+    ce = tiny_cross_encoder(tiny_bert[1])
+    ce.model.train(mode == "train")
+    ce = CrossEncoder(ce.model, tiny_bert[1], max_seq_length=48)
+    assert ce.training == ce.model.training == (mode == "train")
+    ce.predict([("a man", "a woman")])
+    assert all(m.training == (mode == "train") for m in ce.model.modules())

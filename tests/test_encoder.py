@@ -193,3 +193,17 @@ def test_forward_refuses_a_keyword_it_does_not_pass_on(tiny_bert):
         plain = enc(**batch)
         segments = enc(**batch, token_type_ids=torch.zeros_like(batch["input_ids"]))
     torch.testing.assert_close(plain, segments)
+
+
+@pytest.mark.parametrize("mode", ["eval", "train"])
+def test_encode_leaves_a_wrapped_model_in_its_mode(tiny_bert, mode):
+    """A transformer wrapped in eval mode stays in eval mode after encode (dropout stays off for
+    the caller's own forward passes); one wrapped in train mode goes back to train mode."""
+    import copy
+
+    model = copy.deepcopy(tiny_bert[0]).train(mode == "train")
+    encoder = SentenceEncoder(model, tiny_bert[1], pooling="mean", max_seq_length=16)
+    assert encoder.training == model.training == (mode == "train")
+    encoder.encode(["one", "two"], truncate_dim=8, normalize_embeddings=True)
+    assert model.training == (mode == "train")
+    assert all(m.training == (mode == "train") for m in model.modules())

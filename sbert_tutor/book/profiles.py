@@ -42,14 +42,6 @@ class Profile:
     reason: str
 
     @property
-    def is_quick(self) -> bool:
-        return self.name == "quick"
-
-    @property
-    def is_paper(self) -> bool:
-        return self.name == "paper"
-
-    @property
     def label(self) -> str:
         """How results of this profile are labelled in tables and plots, saying what it is.
 

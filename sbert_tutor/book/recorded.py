@@ -4,7 +4,7 @@ A run too long to repeat at every build (a GPU benchmark, the seven SentEval tas
 times) is recorded once as JSON with its provenance (git commit, hardware, packages, data hashes,
 profile, command; :func:`sbert_tutor.provenance.provenance`). The records live in one place,
 ``sbert_tutor/book/results/``, shipped with the package as package data: the benchmark scripts
-write there (:data:`RESULTS_FOLDER`, in a source checkout), and the chapters read them through
+write there (in a source checkout), and the chapters read them through
 :mod:`importlib.resources` (:func:`results_folder`), so a pip-installed copy (Colab) reads the
 same files. The chapters print :func:`how_recorded` beside every number they take from one.
 """
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KEY_PACKAGES",
-    "RESULTS_FOLDER",
     "RETIRED_PROFILES",
     "hardware_text",
     "how_recorded",
@@ -35,10 +34,6 @@ __all__ = [
     "recorded_results",
     "results_folder",
 ]
-
-#: Where the benchmark scripts write their JSON results in a source checkout: the package's own
-#: ``results`` folder, which the wheel ships (``[tool.setuptools.package-data]``).
-RESULTS_FOLDER: Path = Path(__file__).resolve().parent / "results"
 
 #: Packages whose versions :func:`how_recorded` lists.
 KEY_PACKAGES = ("torch", "transformers", "sentence-transformers")

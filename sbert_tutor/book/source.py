@@ -11,14 +11,14 @@ A private helper is shown by its dotted name, so a chapter never imports a priva
 from __future__ import annotations
 
 import ast
-import importlib
 import inspect
+import pkgutil
 import textwrap
 from typing import Any
 
 from IPython.display import Code
 
-__all__ = ["resolve_dotted", "show_source", "source_lines"]
+__all__ = ["show_source", "source_lines"]
 
 
 def source_lines(obj: Any, docstring: bool = True) -> str:
@@ -50,38 +50,18 @@ def source_lines(obj: Any, docstring: bool = True) -> str:
     return text.rstrip() + "\n"
 
 
-def resolve_dotted(name: str) -> Any:
-    """The object a dotted name such as ``"sbert_tutor.training.Trainer.train_step"`` names: the
-    longest prefix that imports as a module, then attributes.
-
-    Raises:
-        ValueError: no prefix of ``name`` is a module, or an attribute is missing.
-    """
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for i, attr in enumerate(parts[cut:], start=cut):
-            if not hasattr(obj, attr):
-                raise ValueError(
-                    f"show_source: {'.'.join(parts[:i])} has no attribute {attr!r} (from {name!r})"
-                )
-            obj = getattr(obj, attr)
-        return obj
-    raise ValueError(
-        f"show_source: no module in {name!r}; give a dotted name such as "
-        "'sbert_tutor.losses.ranking.multiple_negatives_ranking'"
-    )
-
-
 def show_source(obj: Any, docstring: bool = True) -> Code:
     """``obj``'s source as highlighted Python, titled with where it lives
     (``# sbert_tutor/losses/ranking.py``). ``obj`` may be the object or its dotted name (the way
-    to show a private helper without importing it)."""
+    to show a private helper without importing it), read by :func:`pkgutil.resolve_name`."""
     if isinstance(obj, str):
-        obj = resolve_dotted(obj)
+        try:
+            obj = pkgutil.resolve_name(obj)
+        except (ImportError, AttributeError, ValueError) as err:
+            raise ValueError(
+                f"show_source: cannot resolve {obj!r} ({err}); give a dotted name such as "
+                "'sbert_tutor.losses.ranking.multiple_negatives_ranking'"
+            ) from err
     module = inspect.getmodule(obj)
     path = (module.__name__ if module else "?").replace(".", "/") + ".py"
     return Code(f"# {path}\n" + source_lines(obj, docstring), language="python")

@@ -130,6 +130,7 @@ class CrossEncoder(nn.Module):
         self.name = name or getattr(model.config, "_name_or_path", "model")
         self.source = source or "in-memory model"
         self.training_history: list[dict[str, Any]] = []
+        self.train(model.training)  # the model's mode, which predict restores
 
     # ------------------------------------------------------------------ loading / saving
     @classmethod

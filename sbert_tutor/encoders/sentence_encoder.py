@@ -276,6 +276,9 @@ class SentenceEncoder(nn.Module):
         self.training_history: list[dict[str, Any]] = []
         self.model_card_data = EvaluationLog()
         self._check_dense_sizes()
+        # the encoder takes the transformer's mode, so that encode (which restores the mode it
+        # found) leaves a wrapped model in eval mode in eval mode
+        self.train(model.training)
         if truncate_dim is not None and not 0 < truncate_dim <= self.embedding_dim:
             raise ValueError(
                 f"truncate_dim must be between 1 and the embedding size {self.embedding_dim}, "
