@@ -42,7 +42,7 @@ from typing import Any
 import pandas as pd
 
 from sbert_tutor.data.sts import DISPLAY_NAMES
-from sbert_tutor.losses import check_features, feature_label
+from sbert_tutor.losses import feature_label
 from sbert_tutor.results import Result
 
 __all__ = [
@@ -380,24 +380,16 @@ WIKISEC: dict[str, tuple[float, Source]] = {
 }
 
 
-def published_table6_rows(
-    feature_sets: Sequence[Sequence[str]] | None = None,
-) -> list[dict[str, Any]]:
-    """Table 6 concatenation rows for :func:`~sbert_tutor.book.reporting.measured_vs_published`
-    (all of them, or those of ``feature_sets``)."""
-    keys = (
-        list(SBERT_TABLE6_CONCAT)
-        if feature_sets is None
-        else [check_features(fs) for fs in feature_sets]
-    )
+def published_table6_rows() -> list[dict[str, Any]]:
+    """Table 6 concatenation rows for :func:`~sbert_tutor.book.reporting.measured_vs_published`."""
     return [
         {
             "setup": f"SBERT-NLI-base, softmax on {feature_label(k)}",
             "metric": "STSb dev Spearman x100",
-            "value": SBERT_TABLE6_CONCAT[k],
-            "source": str(SBERT.at("Table 6")),
+            "value": value,
+            "source": str(SBERT_TABLE6_SOURCE),
         }
-        for k in keys
+        for k, value in SBERT_TABLE6_CONCAT.items()
     ]
 
 

@@ -61,23 +61,19 @@ class TransferSizes(ChapterSizes):
     classifier: str = "lbfgs"
 
 
+_QUICK = TransferSizes(
+    experiment_tasks=("mr", "subj", "trec", "mrpc"),
+    experiment_max_items=400,
+    poolings=("mean", "cls"),
+    kfold=5,
+)
 #: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
 SIZES: dict[str, TransferSizes] = register_sizes(
     "11a_transfer_tasks",
     {
-        "quick": TransferSizes(
-            experiment_tasks=("mr", "subj", "trec", "mrpc"),
-            experiment_max_items=400,
-            poolings=("mean", "cls"),
-            kfold=5,
-        ),
+        "quick": _QUICK,
         # the logistic regressions run on the CPU, which a T4 does not speed up: quick's sizes
-        "t4": TransferSizes(
-            experiment_tasks=("mr", "subj", "trec", "mrpc"),
-            experiment_max_items=400,
-            poolings=("mean", "cls"),
-            kfold=5,
-        ),
+        "t4": _QUICK,
         "paper": TransferSizes(
             experiment_tasks=("mr", "cr", "subj", "mpqa", "sst2", "trec", "mrpc"),
             experiment_max_items=None,
