@@ -207,3 +207,18 @@ def test_encode_leaves_a_wrapped_model_in_its_mode(tiny_bert, mode):
     encoder.encode(["one", "two"], truncate_dim=8, normalize_embeddings=True)
     assert model.training == (mode == "train")
     assert all(m.training == (mode == "train") for m in model.modules())
+
+
+def test_encode_gives_every_submodule_its_own_mode_back(tiny_bert):
+    """The model put in eval mode on its own, under an encoder in train mode: encode leaves each
+    as it found it (sbert_tutor.runtime.modes.eval_mode), and its doctest holds."""
+    import copy
+    import doctest
+
+    from sbert_tutor.runtime import modes
+
+    encoder = SentenceEncoder(copy.deepcopy(tiny_bert[0]).train(), tiny_bert[1], max_seq_length=16)
+    encoder.model.eval()
+    encoder.encode(["one", "two"])
+    assert encoder.training and not any(m.training for m in encoder.model.modules())
+    assert doctest.testmod(modes).failed == 0

@@ -57,6 +57,7 @@ from sbert_tutor.runtime.batching import (
     check_bucket,
     pad_ids,
 )
+from sbert_tutor.runtime.modes import eval_mode
 from sbert_tutor.validation import check_device, check_pairs
 
 __all__ = ["CrossEncoder", "NewHeadWarning"]
@@ -130,7 +131,7 @@ class CrossEncoder(nn.Module):
         self.name = name or getattr(model.config, "_name_or_path", "model")
         self.source = source or "in-memory model"
         self.training_history: list[dict[str, Any]] = []
-        self.train(model.training)  # the model's mode, which predict restores
+        self.train(model.training)  # the cross-encoder reports the mode of the model it wraps
 
     # ------------------------------------------------------------------ loading / saving
     @classmethod
@@ -355,23 +356,19 @@ class CrossEncoder(nn.Module):
             ids, types, cut = self.pair_ids(firsts, seconds)
             lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=n)
             plan = batch_positions(np.arange(n), lengths, batch_size, sort=True)
-            was_training = self.training
-            self.eval()
-            try:
-                with torch.inference_mode():
-                    bar = tqdm(plan, desc="predict", unit="batch", disable=not show_progress_bar)
-                    for rows in bar:
-                        batch = self.collate([ids[i] for i in rows], [types[i] for i in rows])
-                        logits = self(**{k: v.to(device) for k, v in batch.items()})
-                        out = activation(logits.float())
-                        if self.num_labels == 1 and out.ndim > 1:
-                            out = out.squeeze(-1)
-                        if apply_softmax and out.ndim > 1:
-                            out = torch.softmax(out, dim=1)
-                        parts.append(out)
-                        order.append(rows)
-            finally:
-                self.train(was_training)
+            # every submodule gets its own mode back
+            with eval_mode(self), torch.inference_mode():
+                bar = tqdm(plan, desc="predict", unit="batch", disable=not show_progress_bar)
+                for rows in bar:
+                    batch = self.collate([ids[i] for i in rows], [types[i] for i in rows])
+                    logits = self(**{k: v.to(device) for k, v in batch.items()})
+                    out = activation(logits.float())
+                    if self.num_labels == 1 and out.ndim > 1:
+                        out = out.squeeze(-1)
+                    if apply_softmax and out.ndim > 1:
+                        out = torch.softmax(out, dim=1)
+                    parts.append(out)
+                    order.append(rows)
             _warn_truncated(cut, n, self.max_seq_length)
         if not n:
             result = torch.tensor([], device=device)

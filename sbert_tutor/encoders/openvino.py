@@ -54,6 +54,7 @@ import torch
 from torch import nn
 
 from sbert_tutor.encoders.sentence_encoder import quiet_transformers
+from sbert_tutor.runtime.modes import eval_mode
 from sbert_tutor.runtime.precision import cpu_has_native_bf16
 
 if TYPE_CHECKING:
@@ -181,10 +182,8 @@ def to_openvino(
         ["an example", "a second, longer example"], padding=True, return_tensors="pt"
     )
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in example]
-    was_training = model.training
-    model.eval()
     try:
-        with torch.no_grad(), quiet_transformers(), warnings.catch_warnings():
+        with eval_mode(model), torch.no_grad(), quiet_transformers(), warnings.catch_warnings():
             warnings.simplefilter("ignore", torch.jit.TracerWarning)  # tracing's notes on `if`s
             warnings.simplefilter("ignore", FutureWarning)  # transformers' renames, seen by tracing
             warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit.trace, OpenVINO's route
@@ -193,7 +192,6 @@ def to_openvino(
             )
     finally:
         model.to(home)
-        model.train(was_training)
     rest = chosen
     if chosen == "int8":
         converted = quantize_int8(converted, encoder, names, sentences)

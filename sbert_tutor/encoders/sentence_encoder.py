@@ -55,6 +55,7 @@ from sbert_tutor.runtime.batching import (
     resolve_bucket,
     thread_init,
 )
+from sbert_tutor.runtime.modes import eval_mode
 from sbert_tutor.runtime.precision import (
     autocast_dtype,
     compute_context,
@@ -276,9 +277,7 @@ class SentenceEncoder(nn.Module):
         self.training_history: list[dict[str, Any]] = []
         self.model_card_data = EvaluationLog()
         self._check_dense_sizes()
-        # the encoder takes the transformer's mode, so that encode (which restores the mode it
-        # found) leaves a wrapped model in eval mode in eval mode
-        self.train(model.training)
+        self.train(model.training)  # the encoder reports the mode of the model it wraps
         if truncate_dim is not None and not 0 < truncate_dim <= self.embedding_dim:
             raise ValueError(
                 f"truncate_dim must be between 1 and the embedding size {self.embedding_dim}, "
@@ -831,14 +830,14 @@ class SentenceEncoder(nn.Module):
             pin=plan.device.type == "cuda",
             truncated=truncated,
         )
-        home, was_training = self.device, self.training
+        home = self.device
         moved = plan.device != home
         if moved:
             self.to(plan.device)
-        self.eval()
         source: Any = batches
         try:
             with (
+                eval_mode(self),  # every submodule gets its own mode back
                 inference_context(plan.cast_to),
                 tokenizer_parallelism(),
                 compute_context(plan.device, plan.cast_to, plan.weights, self.cudnn_attention),
@@ -861,7 +860,6 @@ class SentenceEncoder(nn.Module):
                 source.close()
             if moved:
                 self.to(home)
-            self.train(was_training)
 
     def encode_query(
         self,
@@ -888,24 +886,7 @@ class SentenceEncoder(nn.Module):
         when it has none (never the default prompt: a sentence-transformers 6.x model always
         carries a ``"query"`` prompt, ``""`` unless its folder sets one). Every other keyword
         is :meth:`encode`'s, passed on unchanged."""
-        return self.encode(
-            sentences,
-            batch_size,
-            prompt_name=prompt_name,
-            prompt=self._role_prompt("query", prompt_name, prompt),
-            show_progress_bar=show_progress_bar,
-            output_value=output_value,
-            precision=precision,
-            convert_to_numpy=convert_to_numpy,
-            convert_to_tensor=convert_to_tensor,
-            device=device,
-            normalize_embeddings=normalize_embeddings,
-            truncate_dim=truncate_dim,
-            sort_by_length=sort_by_length,
-            compute_dtype=compute_dtype,
-            bucket=bucket,
-            pipeline=pipeline,
-        )
+        return self._encode_as("query", locals())
 
     def encode_document(
         self,
@@ -932,24 +913,14 @@ class SentenceEncoder(nn.Module):
         no prompt when it has none (as :meth:`encode_query`; sentence-transformers 6.x would try
         ``"passage"`` and ``"corpus"`` only for a model without a ``"document"`` prompt, which its
         loader never leaves). Every other keyword is :meth:`encode`'s, passed on unchanged."""
-        return self.encode(
-            sentences,
-            batch_size,
-            prompt_name=prompt_name,
-            prompt=self._role_prompt("document", prompt_name, prompt),
-            show_progress_bar=show_progress_bar,
-            output_value=output_value,
-            precision=precision,
-            convert_to_numpy=convert_to_numpy,
-            convert_to_tensor=convert_to_tensor,
-            device=device,
-            normalize_embeddings=normalize_embeddings,
-            truncate_dim=truncate_dim,
-            sort_by_length=sort_by_length,
-            compute_dtype=compute_dtype,
-            bucket=bucket,
-            pipeline=pipeline,
-        )
+        return self._encode_as("document", locals())
+
+    def _encode_as(self, role: str, arguments: dict[str, Any]) -> Any:
+        """:meth:`encode` with the arguments of :meth:`encode_query` / :meth:`encode_document`
+        (``locals()``, the same names as :meth:`encode`'s), ``prompt`` chosen for ``role``."""
+        arguments = {k: v for k, v in arguments.items() if k != "self"}
+        arguments["prompt"] = self._role_prompt(role, arguments["prompt_name"], arguments["prompt"])
+        return self.encode(**arguments)
 
     def _role_prompt(self, role: str, prompt_name: str | None, prompt: str | None) -> str | None:
         """The ``prompt`` to pass: the prompt of ``role`` (``""`` when the model has none) when the
