@@ -44,10 +44,8 @@ def anisotropy(embeddings: np.ndarray, n_pairs: int = 2000, seed: int = 0) -> fl
 
 
 def pca_2d(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Project rows of ``x`` on their first two principal components (via SVD of centred x).
-
-    Returns ``(coordinates [n, 2], explained variance ratio [2])``.
-    """
+    """Rows of ``x`` on their first two principal components (SVD of the centred ``x``), and the
+    share of the variance each explains: ``(coordinates [n, 2], ratio [2])``."""
     x = np.asarray(x, dtype=np.float64)
     centred = x - x.mean(axis=0)
     _, s, vt = np.linalg.svd(centred, full_matrices=False)

@@ -1,18 +1,10 @@
 """The training settings of a chapter's runs, made from its sizes: one call in every chapter.
 
-:func:`training_config` turns a chapter's :class:`~sbert_tutor.book.sizes.RunSizes` (or any sizes
-with the same five schedule fields, :class:`Schedule`) into a
-:class:`~sbert_tutor.training.TrainingConfig`: steps or epochs, batch size, learning rate and
-warm-up from the sizes, and two settings from where it runs:
-
-* ``amp="auto"`` when CUDA is available: mixed precision, fp16 with loss scaling on a T4
-  (compute capability 7.5), bf16 from 8.0 (:func:`sbert_tutor.training.trainer.auto_amp`); fp32
-  on a CPU.
-* a progress bar (:func:`show_progress_bar`) in every profile but ``quick``, whose runs take seconds
-  and whose output the book keeps short. The trainer draws it with ``tqdm.auto``: a notebook
-  bar in Jupyter and Colab, a text bar elsewhere.
-
-A chapter writes ``config = training_config(sizes, eval_before=False)``; keywords override.
+:func:`training_config` turns a chapter's :class:`~sbert_tutor.book.sizes.RunSizes` (or any
+:class:`Schedule`) into a :class:`~sbert_tutor.training.TrainingConfig`, with two settings from
+where it runs: ``amp="auto"`` on CUDA (fp16 with loss scaling on a T4, bf16 from compute
+capability 8.0: :func:`sbert_tutor.training.trainer.auto_amp`; fp32 on a CPU), and a progress
+bar (``tqdm.auto``) in every profile but ``quick``, whose runs take seconds.
 """
 
 from __future__ import annotations
@@ -26,9 +18,8 @@ __all__ = ["Schedule", "mixed_precision", "on_cuda", "show_progress_bar", "train
 
 
 class Schedule(Protocol):
-    """What :func:`training_config` reads from a chapter's sizes (:class:`~sbert_tutor.book.sizes.RunSizes`
-    has it): optimizer ``steps`` (``None``: ``epochs`` whole epochs), ``batch_size``, the peak
-    rate ``lr`` and the share of steps that warm it up, ``warmup_ratio``."""
+    """What :func:`training_config` reads from a chapter's sizes (as
+    :class:`~sbert_tutor.book.sizes.RunSizes` has them)."""
 
     @property
     def steps(self) -> int | None: ...
@@ -57,10 +48,9 @@ def mixed_precision() -> str | None:
 
 def show_progress_bar(profile: Profile | str | None = None) -> bool:
     """Progress bars for every profile but ``quick`` (whose runs take seconds)."""
-    if profile is None:
-        profile = get_profile()
-    name = profile.name if isinstance(profile, Profile) else get_profile(str(profile)).name
-    return name != "quick"
+    if not isinstance(profile, Profile):
+        profile = get_profile(None if profile is None else str(profile))
+    return profile.name != "quick"
 
 
 def training_config(
@@ -68,14 +58,9 @@ def training_config(
     profile: Profile | str | None = None,
     **overrides: Any,
 ) -> TrainingConfig:
-    """The :class:`~sbert_tutor.training.TrainingConfig` of a chapter's runs.
-
-    Args:
-        sizes: the chapter's sizes (``steps`` or ``epochs``, ``batch_size``, ``lr``,
-            ``warmup_ratio``).
-        profile: for :func:`show_progress_bar` (default: the profile in use).
-        **overrides: any other :class:`~sbert_tutor.training.TrainingConfig` field
-            (``eval_before=False``, ``seed=0``, ...); they win over the above.
+    """The :class:`~sbert_tutor.training.TrainingConfig` of a chapter's runs from its ``sizes``,
+    with :func:`mixed_precision` and :func:`show_progress_bar` (for ``profile``, default the one
+    in use); ``overrides`` (``eval_before=False``, ``seed=0``, ...) win.
 
     Example:
         >>> from sbert_tutor.book.chapters.multiple_negatives_ranking import MNRLSizes
@@ -93,5 +78,4 @@ def training_config(
         "amp": mixed_precision(),
         "show_progress_bar": show_progress_bar(profile),
     }
-    settings.update(overrides)
-    return TrainingConfig(**settings)
+    return TrainingConfig(**settings | overrides)

@@ -1,19 +1,14 @@
-r"""The cost of finding the most similar pair: the timer the chapters share, the pair count and
-the published claims, and chapter 2's durations in words and its figure.
+r"""The cost of finding the most similar pair: the timer the chapters share (:func:`median_seconds`,
+chapters 2, 13, 14 and ``benchmarks/search_speed.py``), the pair count, the published claims
+(chapter 9), and chapter 2's durations in words and its figure.
 
-To find the most similar pair among :math:`n` sentences, a cross-encoder runs the transformer on
-every pair, :math:`\binom{n}{2} = n(n-1)/2` of them (:func:`pair_count`); a bi-encoder runs it
-:math:`n` times and compares the embeddings by cosine. Chapter 2 measures three rates (pairs
-scored, sentences encoded and distinct pairs compared per second) and extrapolates, on its page:
+Among :math:`n` sentences a cross-encoder runs the transformer on all :math:`n(n-1)/2` pairs; a
+bi-encoder runs it :math:`n` times and compares the embeddings by cosine. From three measured
+rates (pairs scored, sentences encoded, pairs compared per second) chapter 2 extrapolates
 
 .. math::
     t_\text{cross}(n) = \frac{n(n-1)/2}{r_\text{pair}}, \qquad
     t_\text{bi}(n) = \frac{n}{r_\text{sent}} + \frac{n(n-1)/2}{r_\text{cos}}.
-
-:func:`median_seconds` times those rates, and the throughputs of chapters 13 and 14 and of
-``benchmarks/search_speed.py``; :func:`cost_claims_checked` (chapter 9) sets the published cost
-claims beside their pair counts; :func:`humanize_seconds` and :func:`plot_cost_curves` are
-chapter 2's.
 """
 
 from __future__ import annotations
@@ -68,12 +63,9 @@ def pair_count(n: int) -> int:
 
 
 def cost_claims_checked() -> pd.DataFrame:
-    """The published cross-encoder cost claims beside the pair count of the ``n`` they name.
-
-    SBERT's claim (10,000 sentences, about 50 million pairs, 65 hours) is consistent; Taneja et
-    al. restate it for 100K sentences, whose pair count is a hundred times larger. The last
-    column scales SBERT's 65 hours by the pair count (the same rate per pair).
-    """
+    """The published cross-encoder cost claims beside the pair count of the ``n`` they name, and
+    SBERT's 65 hours scaled by it (the same rate per pair): Taneja et al. restate SBERT's claim
+    (10,000 sentences, about 50 million pairs) for 100K sentences, a hundred times the pairs."""
     hours_per_pair = SBERT_COST_CLAIM["cross_encoder_hours"] / pair_count(SBERT_COST_CLAIM["n"])
     rows = []
     for source, claim in (
@@ -100,32 +92,18 @@ _SECONDS = {"1 s": 1, "1 min": 60, "1 h": 3600, "1 day": 86400, "1 year": 365 * 
 def plot_cost_curves(table: pd.DataFrame, claim: Mapping[str, float] | None = None, ax=None):
     """Seconds to find the most similar pair vs collection size, log-log (book chapter 2)."""
     ax = new_axes(ax)
-    ax.loglog(
-        table["n"],
-        table["cross_encoder_s"],
-        "o-",
-        label="cross-encoder (this run, extrapolated)",
-    )
-    ax.loglog(
-        table["n"],
-        table["bi_encoder_s"],
-        "s-",
-        label="bi-encoder / SBERT (this run, extrapolated)",
-    )
+    for column, style, name in (
+        ("cross_encoder_s", "o-", "cross-encoder"),
+        ("bi_encoder_s", "s-", "bi-encoder / SBERT"),
+    ):
+        ax.loglog(table["n"], table[column], style, label=f"{name} (this run, extrapolated)")
     for text, seconds in _SECONDS.items():
         ax.axhline(seconds, color="grey", lw=0.5, ls=":")
         ax.text(table["n"].min(), seconds * 1.15, text, color="grey", fontsize=8)
     if claim:
-        ax.loglog(
-            [claim["n"]],
-            [claim["cross_encoder_hours"] * 3600],
-            "r*",
-            ms=12,
-            label="paper: BERT, 65 h (V100)",
-        )
-        ax.loglog(
-            [claim["n"]], [claim["sbert_seconds"]], "g*", ms=12, label="paper: SBERT, 5 s (V100)"
-        )
+        n, cross_seconds = [claim["n"]], claim["cross_encoder_hours"] * 3600
+        ax.loglog(n, [cross_seconds], "r*", ms=12, label="paper: BERT, 65 h (V100)")
+        ax.loglog(n, [claim["sbert_seconds"]], "g*", ms=12, label="paper: SBERT, 5 s (V100)")
     ax.set_xlabel("number of sentences n")
     ax.set_ylabel("seconds to find the most similar pair")
     ax.legend(fontsize=8)

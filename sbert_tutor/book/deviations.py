@@ -1,18 +1,11 @@
 """What the ``paper`` profile still does differently from the papers, and why.
 
-The ``paper`` profile runs each chapter with its paper's setup. Each chapter module that follows a
-paper says, in a function ``paper_aspects()`` beside its sizes, which aspects of its setup to
-compare: the paper's value (read from :mod:`sbert_tutor.book.published` when the table is built:
-:data:`~sbert_tutor.book.published.SBERT_SETUP`, ``TANEJA_SETUP``, ``SUPMPN_SETUP``, ``OH_SETUP``,
-``DISTANCE_DILEMMA``, ``MSMARCO_PUBLISHED``), where it is stated, how to read the profile's value
-from the chapter's sizes, and why the two differ where they do (:class:`Aspect`).
-:func:`deviation_table` compares them, one row an aspect; ``tests/book/test_deviations.py`` fails
-when a difference has no reason or a reason no longer has a difference.
-
-The table compares what the sizes say. Two things it cannot see are said in its note: the NLI
-chapters read SNLI + MultiNLI train from the hub, and only SNLI dev + test when
-``SBERT_TUTOR_DATA`` names a data folder (which has no NLI train split); and no run reproduces
-the papers' hardware.
+Each chapter module that follows a paper says, in a function ``paper_aspects()`` beside its
+sizes, which aspects of its setup to compare (:class:`Aspect`): the paper's value (read from
+:mod:`sbert_tutor.book.published` when the table is built), where it is stated, how to read the
+profile's value from the sizes, and why the two differ where they do. :func:`deviation_table`
+compares them, one row an aspect; ``tests/book/test_deviations.py`` fails when a difference has
+no reason or a reason no longer has a difference. What the sizes cannot show is in :data:`NOTE`.
 """
 
 from __future__ import annotations
@@ -101,9 +94,8 @@ def epochs_of(s: Any) -> Any:
 def run_aspects(
     setup_source: Source, why: dict[str, str] | None = None, **paper: Any
 ) -> list[Aspect]:
-    """The aspects every training chapter shares (start model, pooling, batch size, epochs,
-    learning rate, warm-up ratio, optimizer, training examples): the paper's values by keyword
-    (``**paper``: exactly those eight names), ``why`` by aspect name where the run differs."""
+    """The eight aspects every training chapter shares (the keys below): the paper's values by
+    keyword (``**paper``: exactly those), ``why`` by aspect name where the run differs."""
     getters: dict[str, Callable[[Any], Any]] = {
         "start model": lambda s: start_name(s.start),
         "pooling": lambda s: start_pooling(s.start),
@@ -127,6 +119,7 @@ def run_aspects(
     ]
 
 
+#: What the table cannot see in the sizes.
 NOTE = (
     "paper profile vs the papers' stated setups, aspect by aspect (computed from each "
     "chapter's sizes and sbert_tutor.book.published). Not in the sizes: the NLI "
@@ -136,9 +129,8 @@ NOTE = (
 
 
 def sbert_run_setup() -> dict[str, Any]:
-    """SBERT's setup shared by its NLI, STSb and triplet runs (Reimers & Gurevych, 2019), as
-    :func:`run_aspects` keywords (all but ``epochs``), read from
-    :data:`~sbert_tutor.book.published.SBERT_SETUP` now."""
+    """SBERT's setup shared by its NLI, STSb and triplet runs, as :func:`run_aspects` keywords
+    (all but ``epochs``), read from :data:`~sbert_tutor.book.published.SBERT_SETUP` now."""
     sb = published.SBERT_SETUP
     return {
         "start model": HUB_NAMES[sb["start model"]],
@@ -161,16 +153,10 @@ def _same(paper: Any, ours: Any) -> bool:
 
 
 def paper_aspects(chapters: Mapping[type[ChapterSizes], str]) -> dict[str, list[Aspect]]:
-    """Every compared aspect, chapter (notebook stem) by chapter: the ``paper_aspects()`` of each
-    chapter module of ``chapters`` (sizes class -> chapter, as
-    :func:`sbert_tutor.book.chapters.every_chapter` returns them) that has one, read from the
-    published setups now."""
-    out = {}
-    for kind, chapter in chapters.items():
-        aspects = getattr(sys.modules[kind.__module__], "paper_aspects", None)
-        if aspects is not None:
-            out[chapter] = aspects()
-    return out
+    """Chapter (notebook stem) -> the ``paper_aspects()`` of its module, for each chapter of
+    ``chapters`` (as :func:`sbert_tutor.book.chapters.every_chapter` returns them) that has one."""
+    modules = {chapter: sys.modules[kind.__module__] for kind, chapter in chapters.items()}
+    return {c: m.paper_aspects() for c, m in modules.items() if hasattr(m, "paper_aspects")}
 
 
 def deviation_table(
@@ -178,13 +164,9 @@ def deviation_table(
 ) -> pd.DataFrame:
     """One row per (chapter, aspect): the paper's value (``published``) and its ``source``, the
     profile's value (column ``"<profile> profile"``), whether they agree (``same``), and why they
-    differ (``why``, the aspect's reason; a reason on a row that agrees is stale).
-
-    ``chapters``: sizes class -> chapter (:func:`sbert_tutor.book.chapters.every_chapter`).
-    ``profile`` is ``"paper"`` for the book's table; another profile's table shows how far it
-    is from the papers (its differences then mostly have no reason: they are that profile's
-    point).
-    """
+    differ (``why``; on a ``paper`` row that agrees, a stale reason). Another profile's table
+    shows how far it is from the papers (its differences mostly have no reason: they are its
+    point). ``chapters``: as :func:`sbert_tutor.book.chapters.every_chapter` returns them."""
     kinds = {chapter: kind for kind, chapter in chapters.items()}
     rows = []
     for chapter, aspects in paper_aspects(chapters).items():

@@ -1,13 +1,10 @@
-"""How the chapters' tables show text: whole sentences, run labels and provenance.
+"""How the chapters' tables show text, and their prose with this run's numbers on Colab.
 
-pandas cuts every text cell at 50 characters by default ("Two women are embracing while
-holding to go pa..."). A chapter calls :func:`show_whole_text` once, in its setup cell, to widen
-that to :data:`TEXT_COLUMN_WIDTH` for its own session; importing the book layer changes no
-setting. Longer texts (MS MARCO passages, chapter 12's notes on its training data) still end in
-"...".
-
-A chapter's Colab edition (``book/colab/``) shows its prose with this run's numbers through
-:func:`glue` and :func:`show_markdown`: Colab cannot read MyST's glue roles.
+pandas cuts every text cell at 50 characters by default; a chapter calls
+:func:`show_whole_text` once, in its setup cell, to widen that to :data:`TEXT_COLUMN_WIDTH` for
+its own session (importing the book layer changes no setting). A chapter's Colab edition
+(``book/colab/``) shows its prose with this run's numbers through :func:`glue` and
+:func:`show_markdown`: Colab cannot read MyST's glue roles.
 """
 
 from __future__ import annotations
@@ -27,8 +24,8 @@ __all__ = [
     "show_whole_text",
 ]
 
+#: Characters of a text cell that a chapter's table shows before pandas cuts it with "...".
 TEXT_COLUMN_WIDTH = 300
-"""Characters of a text cell that a chapter's table shows before pandas cuts it with "..."."""
 
 
 def show_whole_text(width: int = TEXT_COLUMN_WIDTH) -> None:
@@ -41,21 +38,16 @@ def show_whole_text(width: int = TEXT_COLUMN_WIDTH) -> None:
 #: ``{glue}``) and, in backticks, a glued name with an optional format spec (``name:.2f``).
 GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::([^`]*))?`")
 
+#: The values this session has glued (name -> value), for :func:`show_markdown`.
 GLUED: dict[str, Any] = {}
-"""The values this session has glued (name -> value), for :func:`show_markdown`."""
 
 _SHOWN: list[tuple[str, Any]] = []  # (template, display handle) of each show_markdown call
 
 
 def glue(name: str, variable: Any, display: bool = True) -> None:
-    """Record ``variable`` under ``name`` for :func:`show_markdown`, then glue it as MyST-NB's
-    ``glue`` does (when MyST-NB is installed; else show it when ``display`` asks).
-
-    A chapter's Colab edition (``book/colab/``) imports this ``glue`` instead of MyST-NB's:
-    Colab cannot read MyST's glue roles, so the edition shows the chapter's Markdown with the
-    values this run glued. Prose shown before its value was glued (the prose of a chapter may
-    come before the cell computing its numbers) is shown again with the value.
-    """
+    """Record ``variable`` under ``name`` for :func:`show_markdown` (prose already shown with the
+    name is shown again with the value), then glue it as MyST-NB's ``glue`` does (when MyST-NB is
+    installed; else show it when ``display`` asks)."""
     GLUED[name] = variable
     for template, handle in _SHOWN:
         if name in {m.group(1) for m in GLUE_ROLE.finditer(template)}:
@@ -72,9 +64,8 @@ def glue(name: str, variable: Any, display: bool = True) -> None:
 
 
 def glued_text(name: str, spec: str | None = None) -> str:
-    """The text a glue role shows for ``name``: the value formatted by ``spec`` when one is
-    given (a number glued as text is read as a float first), else the value as text; a
-    placeholder while no cell has glued it yet."""
+    """The text a glue role shows for ``name``: the value formatted by ``spec`` (a number glued as
+    text read as a float first), or a placeholder while no cell has glued it yet."""
     if name not in GLUED:
         return f"[{name}: computed by a cell below]"
     value = GLUED[name]
@@ -93,9 +84,8 @@ def _markdown(template: str) -> Any:
 
 
 def show_markdown(template: str) -> None:
-    """Show ``template`` as Markdown with every glue role replaced by the value glued under its
-    name (:func:`glue`); a chapter's Colab edition calls it for the prose holding numbers. A
-    value glued later updates what this showed."""
+    """Show ``template`` as Markdown, each glue role replaced by the value glued under its name
+    (:func:`glue`; a value glued later updates what this showed)."""
     from IPython.display import display
 
     handle = display(_markdown(template), display_id=True)

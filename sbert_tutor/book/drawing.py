@@ -1,15 +1,8 @@
-"""Diagram primitives: boxes, arrows, titles, shared encoders, legends and matrix cells, drawn with
-matplotlib. The diagrams themselves (architectures, loss layouts) live in their chapters' modules.
-
-Each diagram built from them returns its :class:`~matplotlib.figure.Figure`. Nothing is
-random, so a diagram is the same on every build. The layout is in inches (one data unit is one
-inch of the figure). A figure is at most 7 inches wide (700 px at matplotlib's 100 dpi), which
-the book's narrowest text column (624 px) shows at 90%, and its text is at least 9 points.
-
-Boxes are :class:`~matplotlib.patches.FancyBboxPatch` with ``gid="box"``, arrows
-:class:`~matplotlib.patches.FancyArrowPatch` with ``gid="arrow"`` and the cells of the two
-matrix diagrams :class:`~matplotlib.patches.Rectangle` with ``gid`` set to the cell's role, so a
-test can count what was drawn.
+"""Diagram primitives (boxes, arrows, titles, shared encoders, legends, matrix cells) for the
+chapters' diagrams, which live in their modules. Nothing is random, so a diagram is the same on
+every build. One data unit is one inch; a figure is at most 7 inches wide (700 px at 100 dpi,
+shown at 90% in the book's narrowest text column, 624 px), its text at least 9 points. Patches
+carry a ``gid`` (``"box"``, ``"arrow"``, a cell's role) so that a test can count what was drawn.
 """
 
 from __future__ import annotations
@@ -32,14 +25,11 @@ __all__ = [
     "title",
 ]
 
+#: Font size (points) of the text in boxes; titles are one point larger.
 FONT = 10
-"""Font size (points) of the text in boxes; titles are one point larger."""
-
-
+#: The widest a diagram may be, in inches: the book's text column.
 MAX_WIDTH = 7.0
-"""The widest a diagram may be, in inches: the book's text column."""
-
-
+#: Fill colour of each kind of box.
 COLORS = {
     "input": "#f2f2f2",
     "encoder": "#cfe2f3",
@@ -96,8 +86,7 @@ def arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], **styl
     from matplotlib.patches import FancyArrowPatch
 
     options = {"arrowstyle": "-|>", "mutation_scale": 10, "color": "#444444", "linewidth": 1.0}
-    options.update(style)
-    ax.add_patch(FancyArrowPatch(start, end, shrinkA=1, shrinkB=1, gid="arrow", **options))
+    ax.add_patch(FancyArrowPatch(start, end, shrinkA=1, shrinkB=1, gid="arrow", **options | style))
 
 
 def title(ax: Axes, x: float, y: float, text: str) -> None:
@@ -126,9 +115,7 @@ def legend(ax: Axes, roles: dict, x: float, y: float, used: set[str], step: floa
     """One coloured square and a label per role used, from ``(x, y)`` downwards."""
     from matplotlib.patches import Rectangle
 
-    for role, (color, label) in roles.items():
-        if role not in used:
-            continue
+    for color, label in (v for r, v in roles.items() if r in used):
         ax.add_patch(
             Rectangle((x, y - 0.1), 0.2, 0.2, facecolor=color, edgecolor="#444444", lw=0.6)
         )
@@ -148,35 +135,22 @@ def cells(
     """One square per entry of ``roles``, row 0 at the top, coloured by role."""
     from matplotlib.patches import Rectangle
 
-    rows, cols = roles.shape
-    for i in range(rows):
-        for j in range(cols):
-            role = roles[i, j]
-            x, y = x0 + j * size, y0 + (rows - 1 - i) * size
-            ax.add_patch(
-                Rectangle(
-                    (x, y),
-                    size,
-                    size,
-                    facecolor=palette[role][0],
-                    edgecolor="#444444",
-                    lw=0.6,
-                    hatch="///" if role == "left out" else None,
-                    gid=role,
-                )
-            )
-            if labels is not None:
-                ax.text(
-                    x + size / 2,
-                    y + size / 2,
-                    labels(i, j),
-                    ha="center",
-                    va="center",
-                    fontsize=FONT - 1,
-                    color="white"
-                    if role in ("target", "own hard negative", "numerator")
-                    else "black",
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1}
-                    if role == "left out"
-                    else None,
-                )
+    rows = roles.shape[0]
+    for (i, j), role in np.ndenumerate(roles):
+        x, y = x0 + j * size, y0 + (rows - 1 - i) * size
+        hatch = "///" if role == "left out" else None
+        style = {"facecolor": palette[role][0], "edgecolor": "#444444", "lw": 0.6, "hatch": hatch}
+        ax.add_patch(Rectangle((x, y), size, size, gid=role, **style))
+        if labels is None:
+            continue
+        dark = role in ("target", "own hard negative", "numerator")
+        ax.text(
+            x + size / 2,
+            y + size / 2,
+            labels(i, j),
+            ha="center",
+            va="center",
+            fontsize=FONT - 1,
+            color="white" if dark else "black",
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1} if hatch else None,
+        )

@@ -1,11 +1,6 @@
-"""Plot primitives and the figures several chapters share. Each plot function takes computed results
-and returns the axes; matplotlib is imported when a figure is drawn.
-
-* :func:`new_axes`, :func:`new_panels` -- the axes a plot draws on (given, or a new figure);
-* :func:`plot_similarity_matrix` -- pairwise cosines as a heatmap (chapter 1);
-* :func:`plot_loss_curves` -- smoothed training loss of several runs (chapters 6-11).
-
-A chapter's own figures live in its module (:mod:`sbert_tutor.book.chapters`).
+"""Plot primitives (:func:`new_axes`, :func:`new_panels`) and the figures several chapters share:
+a similarity heatmap (chapter 1) and loss curves (chapters 6-11). Each plot function takes
+computed results and returns the axes; a chapter's own figures live in its module.
 """
 
 from __future__ import annotations
@@ -33,8 +28,7 @@ def new_panels(axes, cols: int, figsize: tuple[float, float], rows: int = 1):
     import matplotlib.pyplot as plt
 
     if axes is None:
-        _, axes = plt.subplots(rows, cols, figsize=figsize, squeeze=False)
-        axes = axes.ravel()
+        axes = plt.subplots(rows, cols, figsize=figsize, squeeze=False)[1].ravel()
     return axes
 
 

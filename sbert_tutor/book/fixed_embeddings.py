@@ -1,13 +1,7 @@
-r"""Real data encoded once and then frozen: the input of the chapters' fixed-embedding analyses.
-
-* :func:`~sbert_tutor.data.sts.sample_sts` -- a seeded sample of an STS split (chapters 6-8);
-* :func:`pair_cosines` -- :math:`\cos(u, v)` and the gold score of every STS pair (chapter 7);
-* :func:`embed_triplets` -- (anchor, positive, negative) embeddings of NLI triplets (chapter 8);
-* :class:`FixedBatch` / :func:`embed_fixed` -- a seeded sample of training rows, no text shared
-  between rows, encoded once (chapters 9 and 10); :func:`mnrl_candidates` lists MNRL's
-  candidates for such a batch.
-
-Every distinct text is encoded once (:func:`sbert_tutor.encoders.protocol.encode_unique`), in eval mode.
+r"""Real data encoded once and then frozen, for the chapters' fixed-embedding analyses: STS pairs'
+cosines (chapter 7), NLI triplets (chapter 8) and a :class:`FixedBatch` of training rows that
+share no text (chapters 9 and 10). Every distinct text is encoded once, in eval mode
+(:func:`sbert_tutor.encoders.protocol.encode_unique`).
 """
 
 from __future__ import annotations
@@ -44,12 +38,8 @@ def pair_cosines(encoder: Encoder, data: STSData) -> tuple[np.ndarray, np.ndarra
 def embed_triplets(
     encoder: Encoder, triplets: DataTable | pd.DataFrame, n: int | None = None, seed: int = 0
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """Embeddings ``(anchor, positive, negative)``, each ``[n, d]``, of (a seeded sample of) triplets.
-
-    ``triplets`` has columns ``anchor, positive, negative`` (e.g.
-    :func:`~sbert_tutor.data.nli.nli_triplets`); every distinct text is encoded once, with the
-    encoder's own normalisation setting.
-    """
+    """Embeddings ``(anchor, positive, negative)``, each ``[n, d]`` (as the encoder normalises),
+    of (a seeded sample of) triplets, e.g. :func:`~sbert_tutor.data.nli.nli_triplets`."""
     frame = as_frame(triplets)[["anchor", "positive", "negative"]]
     if n is not None and n < len(frame):
         frame = frame.iloc[seeded_subset(len(frame), n, seed)]
@@ -58,8 +48,7 @@ def embed_triplets(
 
 
 def _columns(encoder: Encoder, frame: pd.DataFrame, batch_size: int) -> dict[str, Tensor]:
-    """Column -> ``[N, d]`` embeddings of a frame of texts, each distinct text encoded once
-    (row by row: the rows' texts are encoded in order of first appearance)."""
+    """Column -> ``[N, d]`` embeddings of a frame of texts, each distinct text encoded once."""
     emb = encode_unique(encoder, frame.to_numpy().ravel().tolist(), batch_size=batch_size)
     grid = emb.reshape(len(frame), frame.shape[1], -1)
     return {
@@ -69,14 +58,9 @@ def _columns(encoder: Encoder, frame: pd.DataFrame, batch_size: int) -> dict[str
 
 @dataclass
 class FixedBatch:
-    """Real training rows and their embeddings, encoded once and then frozen.
-
-    Attributes:
-        frame: the sampled rows (one column per text position, e.g. ``anchor, positive,
-            negative`` or ``anchor, positive_1.., negative_1..``).
-        embeddings: column -> ``[N, d]`` float32 tensor, as the encoder outputs them (normalised
-            when the encoder normalises).
-    """
+    """Real training rows (``frame``: one column per text position, e.g. ``anchor, positive,
+    negative`` or ``anchor, positive_1.., negative_1..``) and their ``embeddings`` (column ->
+    ``[N, d]`` float32, as the encoder outputs them), encoded once and then frozen."""
 
     frame: pd.DataFrame
     embeddings: dict[str, Tensor]
@@ -84,18 +68,15 @@ class FixedBatch:
     def __len__(self) -> int:
         return len(self.frame)
 
-    def _column(self, i: int) -> Tensor:
-        return self.embeddings[self.frame.columns[i]]
-
     @property
     def anchors(self) -> Tensor:
         """The first column's embeddings ``[N, d]``."""
-        return self._column(0)
+        return self.embeddings[self.frame.columns[0]]
 
     @property
     def positives(self) -> Tensor:
         """The second column's embeddings ``[N, d]`` (the first positive)."""
-        return self._column(1)
+        return self.embeddings[self.frame.columns[1]]
 
     @property
     def negatives(self) -> Tensor | None:
@@ -115,11 +96,8 @@ class FixedBatch:
 
 
 def distinct_rows(rows: Sequence[Sequence[str]], n: int | None, seed: int = 0) -> list[int]:
-    """Indices of up to ``n`` rows, in a seeded random order, no two of which share a text.
-
-    A row is skipped when one of its texts (stripped) already occurs in a chosen row. ``n=None``
-    takes every row that fits.
-    """
+    """Indices of up to ``n`` rows (``None``: all that fit), in a seeded random order, skipping a
+    row when one of its texts (stripped) already occurs in a chosen row."""
     order = np.random.default_rng(seed).permutation(len(rows))
     seen: set[str] = set()
     chosen: list[int] = []
@@ -140,10 +118,7 @@ def embed_fixed(
     seed: int = 0,
     batch_size: int = 64,
 ) -> FixedBatch:
-    """Encode a seeded sample of ``n`` rows (no text shared between rows), once.
-
-    Every distinct text is encoded a single time (``encoder.encode``, eval mode, no dropout).
-    """
+    """Encode a seeded sample of ``n`` rows (no text shared between rows), once, in eval mode."""
     frame = as_frame(rows)
     keep = distinct_rows(frame.to_numpy().tolist(), n, seed)
     sample = frame.iloc[keep].reset_index(drop=True)

@@ -34,15 +34,9 @@ def compare_gradients(pairs: dict[str, tuple[Tensor, Tensor]]) -> pd.DataFrame:
             for their dtype (float32: 1e-5 absolute and 1.3e-6 relative; float64: 1e-7 and
             1e-7), naming the gradient.
     """
-    rows = []
+    rows = {}
     for name, (auto, hand) in pairs.items():
         torch.testing.assert_close(hand, auto, msg=lambda text, name=name: f"{name}: {text}")
-        rows.append(
-            {
-                "gradient": name,
-                "shape": tuple(auto.shape),
-                "max |autograd|": float(auto.abs().max()),
-                "max |autograd - by hand|": float((auto - hand).abs().max()),
-            }
-        )
-    return pd.DataFrame(rows).set_index("gradient")
+        rows[name] = (tuple(auto.shape), float(auto.abs().max()), float((auto - hand).abs().max()))
+    columns = ["shape", "max |autograd|", "max |autograd - by hand|"]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns).rename_axis("gradient")

@@ -1,21 +1,16 @@
 """Three profiles, one code path: ``quick``, ``t4`` and ``paper``.
 
-* ``quick``: small *real* subsets, a few minutes a chapter on a laptop-class CPU; the
-  rendered book shows its runs. Its numbers are labelled "quick" everywhere and are never presented as paper
-  reproductions.
-* ``t4``: one T4-class GPU (16 GB, fp16 tensor cores, no bf16), the GPU a reader gets on Colab.
-  Runs start from a model a reader can download and train in fp16 mixed precision; the minutes
-  each chapter took in the recorded runs are :func:`sbert_tutor.book.run_times.time_table`'s.
-  Larger than ``quick``, still not a reproduction of any paper.
-* ``paper``: each chapter's run is its paper's own setup (start model, pooling, data, batch size,
-  epochs, learning rate, ...), as far as the library and the hub allow; what still differs, and
-  why, is computed by :func:`sbert_tutor.book.deviations.deviations`. Hours of GPU time: chosen
-  only when asked for.
+* ``quick``: small *real* subsets, a few minutes a chapter on a laptop-class CPU; the rendered
+  book shows its runs, labelled "quick" everywhere, never presented as paper reproductions.
+* ``t4``: one T4-class GPU (16 GB, fp16 tensor cores, no bf16), the GPU a reader gets on Colab;
+  larger runs, from a model a reader can download, still not a reproduction of any paper
+  (minutes a chapter: :func:`sbert_tutor.book.run_times.time_table`).
+* ``paper``: each chapter's run is its paper's own setup, as far as the library and the hub
+  allow (what still differs: :func:`sbert_tutor.book.deviations.deviations`). Hours of GPU.
 
 The profile is ``SBERT_TUTOR_PROFILE`` when set, else ``t4`` when CUDA is available, else
 ``quick``; ``paper`` is never chosen by itself. Results record the profile's *name*
-(:mod:`sbert_tutor.provenance`); how big each chapter's data and runs are under each profile is
-the book's business (:mod:`sbert_tutor.book.sizes`).
+(:mod:`sbert_tutor.provenance`); each chapter's sizes are :mod:`sbert_tutor.book.sizes`'.
 """
 
 from __future__ import annotations
@@ -43,13 +38,8 @@ class Profile:
 
     @property
     def label(self) -> str:
-        """How results of this profile are labelled in tables and plots, saying what it is.
-
-        ``"quick (CPU, small subsets; not a paper reproduction)"`` (``GPU`` where CUDA is
-        available: the encoders then run there), ``"t4 (one T4-class GPU, fp16; not a paper
-        reproduction)"`` or ``"paper (each paper's own setup; deviations
-        listed)"``.
-        """
+        """How results of this profile are labelled in tables and plots, saying what it is (for
+        ``quick``, ``GPU`` instead of ``CPU`` where CUDA is available: the encoders run there)."""
         if self.name == "t4":
             return "t4 (one T4-class GPU, fp16; not a paper reproduction)"
         if self.name == "paper":

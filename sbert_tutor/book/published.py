@@ -1,41 +1,16 @@
 """Every published number the book shows, with its source. Never computed here; shown beside ours.
 
-Each constant is a number (or a table of numbers) copied from a paper or a documentation page,
-next to a :class:`Source` naming the paper and the table or section (and its entry in
-``book/references.bib``). Rows built here say ``published: <source>`` wherever they appear
-(:func:`~sbert_tutor.book.reporting.measured_vs_published`).
-
-===========================================  =======================================  ==========
-constant                                     source                                   chapter
-===========================================  =======================================  ==========
-:data:`SBERT_COST_CLAIM`                     SBERT paper, section 1                   2, 13
-:data:`TANEJA_COST_CLAIM`                    Taneja et al. (2023), section I          2
-:data:`SBERT_TABLE1`                         SBERT paper, Table 1                     3
-:data:`SBERT_TABLE6_POOLING`                 SBERT paper, Table 6                     3
-:data:`MSMARCO_PUBLISHED`                    SBERT.net documentation                  5
-:data:`SBERT_TABLE6_CONCAT`                  SBERT paper, Table 6                     6
-:data:`SBERT_TABLE2_STSB`                    SBERT paper, Table 2                     7
-:data:`SBERT_SETUP`                          SBERT paper, section 3, Table 2, 4.4     6-8
-:data:`WIKISEC`                              SBERT paper; sbert.net documentation     8
-:data:`STSB_TEST`                            SimCSE Table 5; SBERT paper, Table 1;    9-11
-                                             the source papers' tables
-:data:`TANEJA_TABLE2`, :data:`TANEJA_SETUP`  Taneja et al. (2023), Table 2, sec. IV   9
-:data:`SUPMPN_TABLE2`, :data:`SUPMPN_SETUP`  Dehghan & Amasyali (2022), Table 2, 5    10
-:data:`OH_TABLE1`, :data:`OH_SETUP`          Oh, Kim & Lim, Table 1, section 3        11
-:data:`SBERT_TABLE5`, :data:`SUPMPN_TABLE3`  SBERT paper, Table 5; SupMPN, Table 3    11a
-:data:`DISTANCE_DILEMMA`                     Rygaard et al., sections 2-4 (setup and  4, 12
-                                             the numbers stated)
-:data:`SBERT_TABLE7`                         SBERT paper, Table 7                     13
-===========================================  =======================================  ==========
-
-Each table is checked digit by digit against a transcription typed separately from the paper
-text (``tests/book/transcriptions/``), and rows with an average are checked against the mean of
-their cells (``tests/book/test_published.py``).
+Each constant (grouped below by chapter) is copied from a paper or a documentation page, next to
+a :class:`Source` naming the paper, the table or section, and its entry in
+``book/references.bib``. Rows built here say ``published: <source>`` wherever they appear
+(:func:`~sbert_tutor.book.reporting.measured_vs_published`). Each table is checked digit by digit
+against a transcription typed separately from the paper text (``tests/book/transcriptions/``),
+and rows with an average against the mean of their cells (``tests/book/test_published.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -380,43 +355,37 @@ WIKISEC: dict[str, tuple[float, Source]] = {
 }
 
 
+def _rows(metric: str, rows: Iterable[tuple[str, float, Source]]) -> list[dict[str, Any]]:
+    """Rows ``{"setup", "metric", "value", "source"}`` from ``(setup, value, source)``, for
+    :func:`~sbert_tutor.book.reporting.measured_vs_published`."""
+    return [{"setup": x, "metric": metric, "value": v, "source": str(src)} for x, v, src in rows]
+
+
 def published_table6_rows() -> list[dict[str, Any]]:
     """Table 6 concatenation rows for :func:`~sbert_tutor.book.reporting.measured_vs_published`."""
-    return [
-        {
-            "setup": f"SBERT-NLI-base, softmax on {feature_label(k)}",
-            "metric": "STSb dev Spearman x100",
-            "value": value,
-            "source": str(SBERT_TABLE6_SOURCE),
-        }
-        for k, value in SBERT_TABLE6_CONCAT.items()
-    ]
+    return _rows(
+        "STSb dev Spearman x100",
+        [
+            (f"SBERT-NLI-base, softmax on {feature_label(k)}", value, SBERT_TABLE6_SOURCE)
+            for k, value in SBERT_TABLE6_CONCAT.items()
+        ],
+    )
 
 
 def published_table2_rows() -> list[dict[str, Any]]:
     """SBERT-STSb-base and SBERT-NLI-STSb-base (Table 2), with the std in the setup text."""
-    return [
-        {
-            "setup": f"{name}: {what} (± {std:.2f} over seeds)",
-            "metric": "STSb test Spearman x100",
-            "value": mean,
-            "source": str(SBERT.at("Table 2")),
-        }
-        for name, (mean, std, what) in SBERT_TABLE2_STSB.items()
-    ]
+    return _rows(
+        "STSb test Spearman x100",
+        [
+            (f"{name}: {what} (± {std:.2f} over seeds)", mean, SBERT_TABLE2_SOURCE)
+            for name, (mean, std, what) in SBERT_TABLE2_STSB.items()
+        ],
+    )
 
 
 def published_wikisec_rows() -> list[dict[str, Any]]:
     """Wikipedia-sections test accuracy of SBERT's triplet model and of Ein Dor et al."""
-    return [
-        {
-            "setup": name,
-            "metric": "WikiSec test accuracy (%)",
-            "value": value,
-            "source": str(source),
-        }
-        for name, (value, source) in WIKISEC.items()
-    ]
+    return _rows("WikiSec test accuracy (%)", [(n, v, src) for n, (v, src) in WIKISEC.items()])
 
 
 # ------------------------------------------------------------------ chapters 9-11: STSb test
@@ -440,15 +409,7 @@ def published_stsb_rows(names: Sequence[str] | None = None) -> list[dict[str, An
     unknown = [n for n in names if n not in STSB_TEST]
     if unknown:
         raise KeyError(f"no published number for {unknown}; known: {list(STSB_TEST)}")
-    return [
-        {
-            "setup": name,
-            "metric": STSB_METRIC,
-            "value": STSB_TEST[name][0],
-            "source": str(STSB_TEST[name][1]),
-        }
-        for name in names
-    ]
+    return _rows(STSB_METRIC, [(name, *STSB_TEST[name]) for name in names])
 
 
 # ------------------------------------------------------------------ chapter 9: MNRL-SBERT

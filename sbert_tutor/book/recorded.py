@@ -1,12 +1,10 @@
 """Recorded runs: results files written by the benchmark scripts and the CLI, and how each was made.
 
-A run too long to repeat at every build (a GPU benchmark, the seven SentEval tasks, the chapters'
-times) is recorded once as JSON with its provenance (git commit, hardware, packages, data hashes,
-profile, command; :func:`sbert_tutor.provenance.provenance`). The records live in one place,
-``sbert_tutor/book/results/``, shipped with the package as package data: the benchmark scripts
-write there (in a source checkout), and the chapters read them through
-:mod:`importlib.resources` (:func:`results_folder`), so a pip-installed copy (Colab) reads the
-same files. The chapters print :func:`how_recorded` beside every number they take from one.
+A run too long to repeat at every build (a GPU benchmark, the SentEval tasks, the chapters'
+times) is recorded once as JSON with its provenance (:func:`sbert_tutor.provenance.provenance`)
+in ``sbert_tutor/book/results/``, package data, read through :func:`results_folder` so that a
+pip-installed copy (Colab) reads the same files. The chapters print :func:`how_recorded` beside
+every number they take from one.
 """
 
 from __future__ import annotations
@@ -59,8 +57,8 @@ def _folder(folder: str | Path | Traversable | None) -> Traversable:
 def recorded_results(
     name: str, folder: str | Path | Traversable | None = None
 ) -> dict[str, Any] | None:
-    """The results JSON ``<folder>/<name>.json`` (default: the package's recorded results,
-    :func:`results_folder`), or ``None`` when it was never recorded."""
+    """The results JSON ``<folder>/<name>.json`` (default: :func:`results_folder`), or ``None``
+    when it was never recorded."""
     path = _folder(folder).joinpath(f"{name}.json")
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
@@ -98,10 +96,9 @@ def hardware_text(hardware: Mapping[str, Any], gpu: str | None = None) -> str:
 
 
 def how_recorded(record: Mapping[str, Any]) -> pd.Series:
-    """How a recorded run was made: git commit, hardware, packages, profile, data files (sha256),
-    seconds, timestamp, command and any corrections written into the file after the run (what
-    was relabelled and why), each row only where the record has it. Named after the
-    record's model or benchmark."""
+    """How a recorded run was made, named after its model or benchmark: git commit, hardware,
+    packages, profile, data files (sha256), seconds, timestamp, command and any corrections
+    written into the file after the run, each only where the record has it."""
     prov = record.get("provenance", {})
     packages = prov.get("packages", {})
     files = prov.get("data_files", {})

@@ -1,11 +1,8 @@
-r"""How chapters report results: our measured numbers beside published ones, labelled, and how
-each run was made.
+r"""How chapters report results: measured numbers beside published ones, and how runs were made.
 
 Every row says what it is: ``this run (quick profile, CPU, ...)`` for numbers computed at build
 time, ``published: <paper, table>`` for numbers copied from a paper
-(:mod:`~sbert_tutor.book.published`). A quick-profile number is never presented as a
-reproduction. :func:`provenance_table`, :func:`run_summary` and :func:`folded_provenance` show
-how runs were made.
+(:mod:`~sbert_tutor.book.published`); a quick-profile number is never shown as a reproduction.
 """
 
 from __future__ import annotations
@@ -50,16 +47,10 @@ def measured_vs_published(
     published: Sequence[Mapping[str, Any]] = (),
     profile: Profile | None = None,
 ) -> pd.DataFrame:
-    """One table: ``setup``, ``metric``, ``value``, ``kind`` (this run / published: source).
-
-    Args:
-        measured: rows ``{"setup": ..., "metric": ..., "value": ...}`` computed by this run.
-        published: rows with the same keys plus ``"source"`` (paper and table).
-        profile: the :class:`~sbert_tutor.book.profiles.Profile` the measured rows come from.
-    """
-    if profile is None:
-        profile = get_profile()
-    label = measured_label(profile)
+    """One table: ``setup``, ``metric``, ``value``, ``kind`` (this run / published: source), from
+    ``measured`` rows ``{"setup", "metric", "value"}`` of this run (under ``profile``, default
+    the one in use) and ``published`` rows with their ``"source"`` (paper and table) as well."""
+    label = measured_label(profile or get_profile())
     rows = [{**row, "kind": label} for row in measured]
     for row in published:
         if "source" not in row:
@@ -72,11 +63,9 @@ def measured_vs_published(
 
 
 def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
-    """The key provenance fields of each run's ``log["provenance"]``, one column a run.
-
-    ``runs`` maps names to :class:`~sbert_tutor.training.recipe.TrainRun` objects or to their
-    ``log`` dicts (e.g. the ``logs`` of :func:`~sbert_tutor.book.seeds.seeded_variants`).
-    """
+    """The key provenance fields of each run's ``log["provenance"]``, one column a run; ``runs``:
+    name -> :class:`~sbert_tutor.training.recipe.TrainRun` or its ``log`` (e.g. the ``logs`` of
+    :func:`~sbert_tutor.book.seeds.seeded_variants`)."""
     rows = {}
     for name, run in runs.items():
         log = run.log if hasattr(run, "log") else run
@@ -100,7 +89,7 @@ def provenance_table(runs: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def _objective_text(settings: Mapping[str, Any]) -> str:
-    """``{"name": "softmax", "features": ["u", "v"], ...}`` -> ``"softmax (features=u, v)"``."""
+    # {"name": "softmax", "features": ["u", "v"]} -> "softmax (features=u, v)"
     rest = {k: v for k, v in settings.items() if k not in ("name", "label_names")}
     options = "; ".join(
         f"{k}={', '.join(map(str, v)) if isinstance(v, list | tuple) else v}"
@@ -133,11 +122,8 @@ def run_summary(logs: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 
 def common_budget(logs: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
     """The training budget shared by runs (``TrainRun.log`` dicts): ``{"steps", "batch_size",
-    "examples"}``, so that prose can quote it (glued) instead of assuming a profile.
-
-    Raises:
-        ValueError: no logs, or the runs differ in steps or batch size (say which).
-    """
+    "examples"}``, for prose to quote (glued); ``ValueError`` when there are no logs or they
+    differ in steps or batch size."""
     if not logs:
         raise ValueError("common_budget needs at least one training log")
     budgets = {
@@ -165,18 +151,17 @@ class FoldedProvenance:
         parts = [v for v in self.record.values() if isinstance(v, Mapping) and "git" in v]
         if "git" not in record and parts:
             record = parts[0]
-        bits = [f"git {commit_label(record)}" if record.get("git") else None]
-        if record.get("profile"):
-            bits.append(f"{record['profile']} profile")
-        if isinstance(record.get("hardware"), Mapping):
-            bits.append(hardware_text(record["hardware"]))
         files = record.get("data_files") or record.get("data_sources")
-        if files:
-            bits.append(f"{len(files)} data file(s) with their sha256")
-        if record.get("timestamp"):
-            bits.append(str(record["timestamp"]))
-        if "git" not in self.record and len(parts) > 1:
-            bits.append(f"{len(parts)} records: {', '.join(map(str, self.record))}")
+        bits = [
+            record.get("git") and f"git {commit_label(record)}",
+            record.get("profile") and f"{record['profile']} profile",
+            isinstance(record.get("hardware"), Mapping) and hardware_text(record["hardware"]),
+            files and f"{len(files)} data file(s) with their sha256",
+            record.get("timestamp") and str(record["timestamp"]),
+            "git" not in self.record
+            and len(parts) > 1
+            and f"{len(parts)} records: {', '.join(map(str, self.record))}",
+        ]
         return "; ".join(b for b in bits if b)
 
     def _detail(self) -> str:
@@ -193,6 +178,6 @@ class FoldedProvenance:
 
 
 def folded_provenance(record: Mapping[str, Any]) -> FoldedProvenance:
-    """Show a provenance record (:func:`sbert_tutor.provenance.provenance`, or a few of them by
-    name) as one line, the whole record folded under it."""
+    """A provenance record (:func:`sbert_tutor.provenance.provenance`, or a few by name) shown as
+    one line, the whole record folded under it."""
     return FoldedProvenance(record)

@@ -1,25 +1,19 @@
 r"""How long each chapter takes to run, by profile and machine: measured, never estimated.
 
-:func:`time_table` has one row per chapter and one column per recorded run of the chapters,
-each read from a record that ``benchmarks/chapter_times.py`` wrote into the results folder
-(:func:`~sbert_tutor.book.recorded.results_folder`):
-
-* ``chapter_times_cpu.json``: the quick profile, every chapter under nbmake, one after the other,
-  on a 2-core CPU (``python benchmarks/chapter_times.py from-junit _build/nbmake.xml --out auto``
-  after the test run of ``.ci/task test``);
-* ``chapter_times_cpu_<profile>.json``: another profile on a 2-core CPU, each chapter in a fresh
-  process (``python benchmarks/chapter_times.py run --profile t4 --stand-in ...``); a model
-  that cannot be downloaded there is served by a local one of the same architecture, so the
-  times hold and the scores of that run are not kept;
-* ``chapter_times_gpu_<gpu>.json``: a run on one GPU (``... run --profile <profile> --out
-  auto``), with each chapter's peak GPU memory.
+:func:`time_table` reads the records ``benchmarks/chapter_times.py`` wrote into the results
+folder (:func:`~sbert_tutor.book.recorded.results_folder`): ``chapter_times_cpu.json``, the
+quick profile under nbmake on a 2-core CPU (``python benchmarks/chapter_times.py from-junit
+_build/nbmake.xml --out auto`` after ``.ci/task test``);
+``chapter_times_cpu_<profile>.json``, another profile on a 2-core CPU, each chapter in a fresh
+process (``run --profile t4 --stand-in ...``: a model that cannot be downloaded there is served
+by a local one of the same architecture, so the times hold and the scores are not kept); and
+``chapter_times_gpu_<gpu>.json``, a run on one GPU with each chapter's peak GPU memory.
 
 A chapter a record does not hold, or that did not pass in it, reads as not recorded: nothing is
-scaled or guessed. Where no GPU run of a profile is recorded, :func:`time_table` states one upper
-bound: with a GPU beside CPU cores as many and as fast as those of a CPU record, a chapter takes
-at most its time in that record, since every part that moves to the GPU (the transformer's forward
-and backward passes) only gets faster and every other part (tokenising, the logistic
-regressions, BM25, FAISS on the CPU) runs on CPU cores as fast as before.
+scaled or guessed. Where no GPU run of a profile is recorded, the table states one upper bound:
+with CPU cores as many and as fast as a CPU record's beside a GPU, a chapter takes at most its
+time in that record, since what moves to the GPU (the transformer's passes) only gets faster
+and the rest (tokenising, logistic regressions, BM25, FAISS) runs as fast as before.
 """
 
 from __future__ import annotations
@@ -50,9 +44,8 @@ ISA_TAGS = (
 
 
 def _column(record: Mapping[str, Any]) -> str:
-    """A run in a column name: profile and machine (``"quick: 2-core CPU with AVX2"``,
-    ``"t4: Tesla T4"``); a CPU is named by its cores and the fastest of :data:`ISA_TAGS` it has
-    (no tag where the record lists no instruction sets)."""
+    """A run in a column name (``"quick: 2-core CPU with AVX2 (min)"``, ``"t4: Tesla T4 (min)"``):
+    a CPU is named by its cores and the fastest of :data:`ISA_TAGS` it has."""
     hardware = record.get("provenance", {}).get("hardware", {})
     gpu = record.get("hardware") or hardware.get("gpu")
     if gpu:
@@ -65,18 +58,12 @@ def _column(record: Mapping[str, Any]) -> str:
 
 
 def time_table(folder: Any = None) -> pd.DataFrame:
-    """Minutes each chapter took in each recorded run (rows: chapters; columns: ``"<profile>:
-    <machine> (min)"``, plus ``"<profile>: peak GPU memory (GB)"`` for a GPU run), and, for a
-    profile with a CPU record and no GPU record, ``"<profile>: a GPU machine (min), at most"``:
-    the CPU time as the upper bound the module docstring states (with records of several CPUs,
-    each chapter's least time, which bounds a GPU machine whose cores are as fast as that run's).
-
-    ``folder``: where the records are (default: the recorded results). ``table.attrs["runs"]``
-    names each column's run (its commit, date, hardware, the record's note, and how many
-    chapters passed);
-    ``table.attrs["note"]`` says how to read it. A chapter missing from a run or not passed in it
-    is ``NaN`` there.
-    """
+    """Minutes each chapter (row) took in each recorded run of ``folder`` (default: the recorded
+    results): columns ``"<profile>: <machine> (min)"``, ``"<profile>: peak GPU memory (GB)"`` for
+    a GPU run, and for a profile with CPU records and no GPU record ``"<profile>: a GPU machine
+    (min), at most"`` (each chapter's least CPU time: the module docstring's bound). ``NaN``: not
+    recorded or not passed. ``attrs["runs"]`` names each column's run (commit, date, hardware,
+    note, chapters passed); ``attrs["note"]`` says how to read the table."""
     records = recorded_matching(RECORDS, folder)
     columns: dict[str, dict[str, float]] = {}
     runs: dict[str, str] = {}
@@ -123,7 +110,7 @@ def time_table(folder: Any = None) -> pd.DataFrame:
     table.attrs["runs"] = runs
     table.attrs["note"] = (
         "measured minutes per chapter, one column per recorded run; blank: not recorded. "
-        "'at most' columns: each chapter's least recorded CPU time, an upper bound for a GPU machine whose "
-        "CPU cores are at least as fast (the GPU takes only the transformer's work)."
+        "'at most' columns: each chapter's least recorded CPU time, an upper bound for a GPU "
+        "machine whose CPU cores are at least as fast (the GPU takes only the transformer's work)."
     )
     return table

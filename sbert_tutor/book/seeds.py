@@ -1,15 +1,11 @@
 r"""Each training variant run with several seeds: mean, spread, and whether a difference is real.
 
-A short run's STSb score moves with its seed (batch order, dropout masks, the softmax head's
-initial weights). Chapters 6-11 therefore train every variant once per seed and report, over the
-:math:`n` seeds, the mean :math:`\bar x`, the sample standard deviation
-:math:`s = \sqrt{\sum_i (x_i - \bar x)^2 / (n - 1)}` (the "spread") and the range
-:math:`[\min_i x_i, \max_i x_i]`.
-
-:func:`verdict` compares two variants, or a variant with the start model, by a deliberately
-simple rule: a difference is **beyond the seed spread** when the seed ranges do not overlap
-(every seed of one scores above every seed of the other). With three seeds this is a coarse but
-honest test; anything else is reported as *within the spread*, with no winner named.
+A short run's STSb score moves with its seed (batch order, dropout masks, a new head's weights),
+so chapters 6-11 report over the :math:`n` seeds the mean :math:`\bar x`, the sample standard
+deviation :math:`s = \sqrt{\sum_i (x_i - \bar x)^2 / (n - 1)}` (the "spread") and the range
+:math:`[\min_i x_i, \max_i x_i]`. :func:`verdict` calls a difference **beyond the seed spread**
+when the seed ranges do not overlap (every seed of one above every seed of the other): with
+three seeds a coarse but honest test; anything else is *within the spread*, no winner named.
 """
 
 from __future__ import annotations
@@ -51,18 +47,10 @@ Variant = tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], Any]
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
 class SeededRuns(Result):
-    """:func:`seeded_variants`: ``table`` has one row per variant (and the start model) with
-    ``mean``, ``spread`` (sample standard deviation over seeds), ``min``, ``max``, ``seeds`` and
-    ``change`` (mean minus the start model's score).
-
-    Attributes:
-        runs: one row per (variant, seed): ``spearman``, ``final_loss``, ``seconds``.
-        start: the start model's score (no training: the same for every seed).
-        start_model: the start model in words.
-        records, logs: the loss curve and training log (with provenance) of each variant's
-            first seed.
-        eval_data: which STS pairs the runs are scored on, in words.
-    """
+    """:func:`seeded_variants`: ``table`` is :func:`summarize`'s; ``runs`` one row per (variant,
+    seed) (``spearman``, ``final_loss``, ``seconds``); ``start`` the start model's score and
+    ``start_model`` its name; ``records`` and ``logs`` the loss curve and training log (with
+    provenance) of each variant's first seed; ``eval_data`` the STS pairs scored, in words."""
 
     runs: pd.DataFrame
     start: float
@@ -97,15 +85,8 @@ def summarize(runs: pd.DataFrame, start: float | None = None) -> pd.DataFrame:
     ``seeds`` of a long frame with ``variant`` and ``spearman`` columns; with ``start``, a first
     row for the start model and a ``change`` column (mean minus ``start``)."""
     grouped = runs.groupby("variant", sort=False)["spearman"]
-    table = pd.DataFrame(
-        {
-            "mean": grouped.mean(),
-            "spread": grouped.std(ddof=1),
-            "min": grouped.min(),
-            "max": grouped.max(),
-            "seeds": grouped.size(),
-        }
-    )
+    table = grouped.agg(["mean", "std", "min", "max", "size"])  # std: ddof=1
+    table.columns = ["mean", "spread", "min", "max", "seeds"]
     if start is not None:
         first = pd.DataFrame(
             {"mean": [start], "spread": [0.0], "min": [start], "max": [start], "seeds": [0]},
@@ -128,27 +109,12 @@ def seeded_variants(
     max_examples: int | None = None,
     eval_steps: int | None = None,
 ) -> SeededRuns:
-    """Train every variant once per seed from a fresh copy of ``model``; score each on ``eval_data``.
-
-    Args:
-        model: a hub name / folder, a :class:`~sbert_tutor.book.weak_start.WeakStart`, or an
-            encoder; loaded once, and every run trains its own deep copy.
-        variants: ``{name: (loss, objective_options)}`` or ``{name: (loss, options, train)}``
-            for a variant with its own data.
-        train: the training data of the 2-tuple variants (as
-            :func:`~sbert_tutor.training.recipe.fit`).
-        config: shared settings; its ``seed`` is replaced by each of ``seeds``.
-        eval_data: the STS pairs (an ``STSData``); Spearman x100 of cosine.
-        seeds: one run per seed and variant.
-        max_examples: each run trains on a subset of this size, drawn with its seed.
-        eval_steps: also score on ``eval_data`` every this many steps (``None``: only at the
-            end); the points are in ``records[variant].evals`` (the first seed's curve).
-
-    Returns:
-        A :class:`SeededRuns` (table from :func:`summarize`); its ``provenance`` is the
-        evaluation's (the STS files read, the start model, the seeds); each training log keeps
-        its own.
-    """
+    """Train every :data:`Variant` once per seed from a fresh copy of ``model`` (a start as
+    :func:`~sbert_tutor.book.weak_start.load_start` takes, loaded once) on ``train`` (or the
+    variant's own data), with ``config`` (its ``seed`` replaced) and ``max_examples`` drawn with
+    the seed; score each on ``eval_data`` (Spearman x100 of cosine), also every ``eval_steps``
+    steps when given (the first seed's points in ``records[variant].evals``). The result's
+    provenance is the evaluation's (STS files, start model, seeds); each log keeps its own."""
     seeds = _checked(seeds, variants)
     base = load_start(model)
     base.eval()
@@ -197,7 +163,6 @@ def seeded_variants(
 
 
 def _checked(seeds: Sequence[int], variants: Mapping[str, Variant]) -> list[int]:
-    """The seeds as a list, after refusing repeated or no seeds and malformed variants."""
     seeds = list(seeds)
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and at least one, got {seeds!r}")
@@ -213,10 +178,9 @@ def _checked(seeds: Sequence[int], variants: Mapping[str, Variant]) -> list[int]
 
 
 def verdict(result: SeededRuns | pd.DataFrame, a: str, b: str = START) -> Verdict:
-    """Is variant ``a`` better or worse than ``b`` (another variant, or the start model) beyond
-    the seed spread? Beyond means the seed ranges do not overlap; one seed has no spread, so
-    no verdict is given. ``result``: the runs, or their :func:`summarize` table (a recorded
-    run's)."""
+    """Is variant ``a`` above or below ``b`` (another variant, or the start model) beyond the seed
+    spread (the seed ranges apart; one seed: no verdict)? ``result``: the runs, or their
+    :func:`summarize` table (a recorded run's)."""
     table = result if isinstance(result, pd.DataFrame) else result.table
     for name in (a, b):
         if name not in table.index:
@@ -242,19 +206,11 @@ def verdict(result: SeededRuns | pd.DataFrame, a: str, b: str = START) -> Verdic
 def verdicts(result: SeededRuns | pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
     """:func:`verdict` for each ``(a, b)``: one row each (``a``, ``b``, ``difference``,
     ``beyond spread``, ``verdict``)."""
-    rows = []
-    for a, b in pairs:
-        v = verdict(result, a, b)
-        rows.append(
-            {
-                "a": a,
-                "b": b,
-                "difference": v.difference,
-                "beyond spread": v.beyond_spread,
-                "verdict": v.sentence,
-            }
-        )
-    return pd.DataFrame(rows)
+    found = [verdict(result, a, b) for a, b in pairs]
+    return pd.DataFrame(
+        [(v.a, v.b, v.difference, v.beyond_spread, v.sentence) for v in found],
+        columns=["a", "b", "difference", "beyond spread", "verdict"],
+    )
 
 
 def seeded_rows(
@@ -263,13 +219,12 @@ def seeded_rows(
     """Rows ``{"setup", "metric", "value"}`` (each variant's mean over seeds) for
     :func:`~sbert_tutor.book.reporting.measured_vs_published`; the start model's row is kept
     only when ``baseline_setup`` names it."""
-    rows = []
-    for name, row in result.table.iterrows():
-        if name == START:
-            if baseline_setup is None:
-                continue
-            setup = baseline_setup
-        else:
-            setup = f"{setup_prefix}{name} (mean of {int(row['seeds'])} seeds)"
-        rows.append({"setup": setup, "metric": metric, "value": float(row["mean"])})
-    return rows
+    setups = {
+        name: baseline_setup if name == START else f"{setup_prefix}{name} (mean of {n} seeds)"
+        for name, n in result.table["seeds"].astype(int).items()
+    }
+    return [
+        {"setup": setup, "metric": metric, "value": float(result.table.loc[name, "mean"])}
+        for name, setup in setups.items()
+        if setup is not None
+    ]

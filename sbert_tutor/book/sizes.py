@@ -1,31 +1,18 @@
-"""How big each chapter's data and runs are, under the ``quick``, ``t4`` and ``paper`` profiles:
-what every chapter's sizes share.
+"""How big each chapter's data and runs are under the ``quick``, ``t4`` and ``paper`` profiles.
 
-Each chapter module owns its sizes: one frozen dataclass (built by keyword, so a chapter reads
-``sizes.pairs`` rather than a number) and one instance of it per profile, recorded with
-:func:`register_sizes`; the profile choice is made once: ``sizes_for(CostSizes)`` returns the
-chapter's :class:`~sbert_tutor.book.chapters.cost_of_cross_encoders.CostSizes` under the profile
-in use (typed, so an editor knows its fields). This module holds what the chapters share: the
-base :class:`ChapterSizes`, :class:`RunSizes` of every training run (steps or epochs, batch size,
-examples, start model with its pooling, learning rate, warm-up and seeds;
-:func:`sbert_tutor.book.configs.training_config` turns them into a
-:class:`~sbert_tutor.training.TrainingConfig`), and the start models, rates and seeds of each
-profile. The *profile name* itself is resolved by :func:`sbert_tutor.book.profiles.get_profile`.
+Each chapter module owns its sizes: a frozen keyword dataclass (a chapter reads ``sizes.pairs``,
+not a number) with one instance per profile, recorded with :func:`register_sizes`;
+``sizes_for(CostSizes)`` returns them under the profile in use
+(:func:`sbert_tutor.book.profiles.get_profile`). Shared here: the base :class:`ChapterSizes`,
+:class:`RunSizes` of every training run (turned into a
+:class:`~sbert_tutor.training.TrainingConfig` by :func:`sbert_tutor.book.configs.training_config`)
+and each profile's start models, rates and seeds:
 
-* ``quick``: CPU, small real subsets, a few minutes a chapter (the runs the rendered book shows). The
-  training runs of chapters 6-12 start from :data:`QUICK_START`, a weak one-layer cut of
-  all-MiniLM-L6-v2 (:mod:`sbert_tutor.book.weak_start`), three seeds each in chapters 6-11.
-* ``t4``: one T4-class GPU (Colab's), fp16 mixed precision. The training runs start from
-  :data:`T4_START`, ``nreimers/MiniLM-L6-H384-uncased``: the pre-trained MiniLM that
-  all-MiniLM-L6-v2 was sentence-tuned from. It is a language model, never trained on sentence
-  pairs, so every objective has all of its effect still to make; it is 6 layers of width 384
-  (about a fifth of BERT-base's compute), so a run of a few thousand examples takes a minute on
-  a T4; and a reader can download it anywhere (90 MB). Three seeds a variant.
-* ``paper``: each chapter's run is its paper's setup (:mod:`sbert_tutor.book.published`:
-  :data:`~sbert_tutor.book.published.SBERT_SETUP`, ``TANEJA_SETUP``, ``SUPMPN_SETUP``,
-  ``OH_SETUP``, ``DISTANCE_DILEMMA``): start model and pooling, data, batch size, epochs,
-  learning rate, warm-up, P/Q and margins. :func:`~sbert_tutor.book.deviations.deviations`
-  lists what still differs and why, from each chapter's paper aspects.
+* ``quick``: CPU, small real subsets, a few minutes a chapter (the runs the rendered book shows);
+  chapters 6-12 train from :data:`QUICK_START` (:mod:`sbert_tutor.book.weak_start`).
+* ``t4``: one T4-class GPU (Colab's), fp16; runs train from :data:`T4_START`.
+* ``paper``: each chapter's run is its paper's setup (:mod:`sbert_tutor.book.published`);
+  :func:`~sbert_tutor.book.deviations.deviations` lists what still differs and why.
 
 ``None`` means "all" (all pairs, all queries, full epochs).
 """
@@ -61,8 +48,9 @@ __all__ = [
 BERT = "bert-base-uncased"
 DISTILBERT = "distilbert-base-uncased"
 #: The t4 profile's start for every training run: the pre-trained (masked-language-model)
-#: MiniLM, 6 layers x 384, that all-MiniLM-L6-v2 was sentence-tuned from. Not sentence-tuned,
-#: so each objective's effect is all its own; small enough for three seeds a variant on a T4.
+#: MiniLM, 6 layers x 384 (about a fifth of BERT-base's compute, 90 MB), that all-MiniLM-L6-v2
+#: was sentence-tuned from. Never trained on sentence pairs, so each objective's effect is all
+#: its own; a run of a few thousand examples takes a minute on a T4.
 T4_START = "nreimers/MiniLM-L6-H384-uncased"
 #: The t4 profile's learning rate: the top of BERT's usual fine-tuning range (2e-5 to 5e-5),
 #: for runs of a few hundred steps.
@@ -87,19 +75,11 @@ class ChapterSizes:
 
 @dataclass(frozen=True, kw_only=True)
 class RunSizes(ChapterSizes):
-    """What sizes every training run of chapters 6-11.
-
-    Attributes:
-        steps: optimizer steps of each run (``None``: ``epochs`` whole epochs).
-        epochs: passes over the training examples when ``steps`` is ``None``.
-        batch_size: pairs (or groups) a step.
-        examples: training examples drawn with the seed (``None``: all).
-        start: the model each run starts from (a hub name, a :class:`Start` naming its
-            pooling, or a :class:`WeakStart`).
-        lr: the peak learning rate.
-        warmup_ratio: share of the steps spent warming the learning rate up (then linear decay).
-        seeds: one run per seed (mean and spread over them).
-    """
+    """What sizes every training run of chapters 6-11: optimizer ``steps`` (``None``: ``epochs``
+    whole epochs), ``batch_size`` (pairs or groups a step), ``examples`` drawn with the seed
+    (``None``: all), the ``start`` model (a hub name, a :class:`Start` naming its pooling, or a
+    :class:`WeakStart`), the peak ``lr``, the share of steps warming it up (``warmup_ratio``,
+    then linear decay) and one run per seed of ``seeds``."""
 
     steps: int | None
     epochs: int = 1
@@ -122,8 +102,7 @@ SBERT_RUN: dict[str, Any] = {
     "batch_size": 16,
 }
 
-#: sizes class -> profile name -> that chapter's sizes, and sizes class -> chapter (notebook
-#: stem in ``book/``): filled by :func:`register_sizes` as each chapter module is imported.
+# sizes class -> profile -> sizes, and sizes class -> chapter (filled by register_sizes)
 _BY_PROFILE: dict[type[ChapterSizes], dict[str, ChapterSizes]] = {}
 _CHAPTER: dict[type[ChapterSizes], str] = {}
 
@@ -131,13 +110,9 @@ S = TypeVar("S", bound=ChapterSizes)
 
 
 def register_sizes(chapter: str, by_profile: dict[str, S]) -> dict[str, S]:
-    """Record one chapter's sizes, one instance of its sizes class per profile, and return them.
-
-    A chapter module writes ``SIZES = register_sizes("06_classification_objective", {"quick":
-    ..., "t4": ..., "paper": ...})`` under its sizes class; :func:`sizes_for` then reads them.
-    Every profile of :data:`~sbert_tutor.book.profiles.PROFILES` must be there, each an
-    instance of the same class, and a class is registered once.
-    """
+    """Record one chapter's sizes (``{"quick": ..., "t4": ..., "paper": ...}``, every profile of
+    :data:`~sbert_tutor.book.profiles.PROFILES`, all of one class, registered once) and return
+    them; :func:`sizes_for` reads them."""
     kinds = {type(s) for s in by_profile.values()}
     if set(by_profile) != set(PROFILES) or len(kinds) != 1:
         raise ValueError(
@@ -155,28 +130,21 @@ def register_sizes(chapter: str, by_profile: dict[str, S]) -> dict[str, S]:
 
 
 def registered_sizes() -> dict[type[ChapterSizes], str]:
-    """The sizes classes registered so far -> their chapters (notebook stems), in book order.
-
-    A chapter's sizes are registered when its module is imported;
-    :func:`sbert_tutor.book.chapters.every_chapter` imports them all first."""
+    """The sizes classes registered so far (as their modules were imported) -> their chapters
+    (notebook stems), in book order."""
     return dict(sorted(_CHAPTER.items(), key=lambda item: item[1]))
 
 
 def sizes_for(kind: type[S], profile: Profile | str | None = None) -> S:
-    """The sizes of one chapter (its sizes class, e.g.
-    :class:`~sbert_tutor.book.chapters.cost_of_cross_encoders.CostSizes`) under ``profile``.
-
-    ``profile``: a :class:`~sbert_tutor.book.profiles.Profile`, one of
-    :data:`~sbert_tutor.book.profiles.PROFILES` (``"quick"``, ``"t4"``, ``"paper"``), or ``None``
-    (resolved by :func:`~sbert_tutor.book.profiles.get_profile`).
+    """The sizes of one chapter (its sizes class) under ``profile`` (a
+    :class:`~sbert_tutor.book.profiles.Profile`, a profile name, or ``None``: the one in use).
 
     Example:
         >>> from sbert_tutor.book.chapters.cost_of_cross_encoders import CostSizes
         >>> sizes_for(CostSizes, "quick").pairs
         192
     """
-    if profile is None:
-        profile = get_profile()
+    profile = get_profile() if profile is None else profile
     name = profile.name if isinstance(profile, Profile) else check_profile(str(profile))
     if kind not in _BY_PROFILE:
         raise TypeError(

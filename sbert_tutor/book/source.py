@@ -1,11 +1,10 @@
 """The library's own lines on the page: a chapter shows the code that implements what it just
 derived, read from the installed source when the page is built, so the two cannot drift.
 
-``show_source(multiple_negatives_ranking)`` returns the function's source as highlighted code (an
-:class:`IPython.display.Code`, which a notebook, Colab and the built book all render). With
-``docstring=False`` the docstring is left out, so the block shows just the lines that compute.
-A private helper is shown by its dotted name, so a chapter never imports a private name:
-``show_source("sbert_tutor.losses.ranking._diagonal_cross_entropy")``.
+``show_source(multiple_negatives_ranking, docstring=False)`` returns the function's source,
+without its docstring, as highlighted code (an :class:`IPython.display.Code`: a notebook, Colab
+and the built book render it); a private helper is shown by its dotted name
+(``show_source("sbert_tutor.losses.ranking._diagonal_cross_entropy")``).
 """
 
 from __future__ import annotations
@@ -33,17 +32,10 @@ def source_lines(obj: Any, docstring: bool = True) -> str:
     text = textwrap.dedent(inspect.getsource(obj))
     if docstring:
         return text.rstrip() + "\n"
-    tree = ast.parse(text)
-    node = tree.body[0]
-    body = getattr(node, "body", [])
-    if (
-        body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
+    node = ast.parse(text).body[0]
+    if ast.get_docstring(node, clean=False) is not None:
         lines = text.splitlines()
-        start, end = body[0].lineno - 1, body[0].end_lineno
+        start, end = node.body[0].lineno - 1, node.body[0].end_lineno
         while end < len(lines) and not lines[end].strip():  # the blank line a class leaves
             end += 1
         text = "\n".join(lines[:start] + lines[end:])

@@ -1,20 +1,15 @@
-r"""A weak, cheap start model for the quick profile's training chapters (6 to 12).
+r"""A weak, cheap start model for the quick profile's training chapters (6 to 12), and the
+start models of every profile.
 
-``all-MiniLM-L6-v2`` has already been trained on about a billion sentence pairs with the very
-losses chapters 6-12 teach, so a few dozen steps of any of them barely move it. The papers start
-from ``bert-base-uncased``, which is not available to the quick profile (no hub), and a run from
-it would be far too slow on a CPU. :class:`WeakStart` is the book's stand-in: the token
-embeddings and the **first** ``layers`` transformer layers of ``all-MiniLM-L6-v2``, the rest of
-its layers dropped. Its mean-pooled embeddings are close to averaged token embeddings (the
-"avg. embeddings" row of SBERT's Table 1) with a little context mixed in by the kept layer(s),
-so it scores far below the full model on STSb and has room to learn; and a one-layer model
-trains several times faster per step than the six-layer one.
-
-Honest limits: the kept layer and the embeddings are still MiniLM's, which was distilled from a
-larger model and then trained contrastively, so this is *not* BERT-base and its numbers are not
-the papers'. The chapters say so next to every table. The ``t4`` profile starts from the
-pre-trained MiniLM, the ``paper`` profile from the papers' start models
-(:mod:`sbert_tutor.book.sizes`).
+``all-MiniLM-L6-v2`` was already trained on about a billion sentence pairs with the very losses
+chapters 6-12 teach, so a few dozen steps barely move it; the papers' ``bert-base-uncased`` is
+not available to the quick profile (no hub) and far too slow on a CPU. :class:`WeakStart` keeps
+the token embeddings and the **first** ``layers`` transformer layers of ``all-MiniLM-L6-v2``:
+its mean-pooled embeddings are close to averaged token embeddings (the "avg. embeddings" row of
+SBERT's Table 1) with a little context mixed in, so it scores far below the full model on STSb
+and has room to learn, and one layer trains several times faster a step than six. Its layer and
+embeddings are still MiniLM's (distilled, then trained contrastively): it is *not* BERT-base,
+and the chapters say so next to every table.
 """
 
 from __future__ import annotations
@@ -65,26 +60,27 @@ class WeakStart:
         return f"{short}, first {self.layers} {unit}"
 
     def load(self) -> SentenceEncoder:
-        """A fresh copy: ``base`` loaded, then every layer from ``layers`` on removed.
-
-        Raises:
-            ValueError: ``base`` has fewer than ``layers`` layers.
-        """
-        import torch.nn as nn
-
+        """A fresh copy: ``base`` loaded, then every layer from ``layers`` on removed."""
         from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
         encoder = SentenceEncoder.from_pretrained(self.base)
-        stack = encoder.model.encoder.layer
-        if self.layers > len(stack):
-            raise ValueError(
-                f"WeakStart: {self.base} has {len(stack)} transformer layers, cannot keep "
-                f"{self.layers}; choose layers <= {len(stack)}"
-            )
-        encoder.model.encoder.layer = nn.ModuleList(list(stack)[: self.layers])
-        encoder.model.config.num_hidden_layers = self.layers
+        _cut(encoder.model, self)
         encoder.name = self.label
         return encoder
+
+
+def _cut(model: Any, start: WeakStart) -> None:
+    """Keep the first ``start.layers`` transformer layers of a Hugging Face ``model``, in place."""
+    import torch.nn as nn
+
+    stack = model.base_model.encoder.layer
+    if start.layers > len(stack):
+        raise ValueError(
+            f"WeakStart: {start.base} has {len(stack)} transformer layers, cannot keep "
+            f"{start.layers}; choose layers <= {len(stack)}"
+        )
+    model.base_model.encoder.layer = nn.ModuleList(list(stack)[: start.layers])
+    model.config.num_hidden_layers = start.layers
 
 
 def load_start(model: Any) -> SentenceEncoder:
@@ -124,7 +120,6 @@ class CrossEncoderStart:
         import warnings
 
         import torch
-        from torch import nn
 
         from sbert_tutor.encoders.cross_encoder import CrossEncoder, NewHeadWarning
 
@@ -133,9 +128,7 @@ class CrossEncoderStart:
             warnings.simplefilter("ignore", NewHeadWarning)  # the new head is the point
             ce = CrossEncoder.from_pretrained(start_name(self.start), num_labels=1)
         if isinstance(self.start, WeakStart):
-            stack = ce.model.base_model.encoder.layer
-            ce.model.base_model.encoder.layer = nn.ModuleList(list(stack)[: self.start.layers])
-            ce.model.config.num_hidden_layers = self.start.layers
+            _cut(ce.model, self.start)
         ce.name = self.label
         return ce
 

@@ -28,13 +28,16 @@ def _collection(n: int = 300, n_q: int = 30, dim: int = 64, seed: int = 0):
 
 
 def test_variants_and_their_bytes():
-    rows = {v.name: v for v in variants(384)}
-    assert rows["float32"].index_bytes() == 1536 and rows["int8"].index_bytes() == 384
-    assert rows["binary"].index_bytes() == 48
-    assert rows["binary + rescore x4 (int8)"].rescore_bytes() == 384
-    assert rows["binary + rescore x4 (binary)"].rescore_bytes() == 0
-    assert rows["truncate 32"].index_bytes() == 128
-    assert "truncate 384" not in rows  # only truncations below the model's dimension
+    queries, corpus, qids, pids, qrels = _collection(n=40, n_q=5, dim=384)
+    table = compression_table(queries, corpus, qids, pids, qrels, repeats=1)
+    assert list(table.index) == [v.name for v in variants(384)]
+    memory, disk = table["bytes a vector (memory)"], table["bytes a vector (disk, rescoring)"]
+    assert memory["float32"] == 1536 and memory["int8"] == 384
+    assert memory["binary"] == 48
+    assert disk["binary + rescore x4 (int8)"] == 384 and memory["binary + rescore x4 (int8)"] == 48
+    assert disk["binary + rescore x4 (binary)"] == 0 and disk["float32"] == 0
+    assert memory["truncate 32"] == 128
+    assert "truncate 384" not in table.index  # only truncations below the model's dimension
 
 
 def test_table_against_direct_computations():

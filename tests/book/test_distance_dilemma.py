@@ -1,7 +1,8 @@
 """Chapter 12 (sbert_tutor.book.chapters.distance_dilemma): the study's margins in the setups,
-Platt scaling against a generic optimiser and by hand, and the figures on hand-made tables. The
-experiment itself (the split, the teacher, the training sets, the loop over the setups, the
-evaluation and the bootstrap) runs on the chapter's page, with its checks beside the code."""
+the page's Platt scaling against a generic optimiser and by hand, and the figures on hand-made
+tables. The experiment itself (the split, the teacher and its calibration, the training sets, the
+loop over the setups, the evaluation and the bootstrap) runs on the chapter's page, with its
+checks beside the code."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import pytest
 from scipy.optimize import minimize
 
 from sbert_tutor.book.chapters import distance_dilemma
-from sbert_tutor.book.chapters.distance_dilemma import platt_scale
+from tests.book.pages import page_functions
+
+platt_scale = page_functions("12_distance_dilemma", "platt_scale")["platt_scale"]
 
 
 # ------------------------------------------------------------------------------ figures

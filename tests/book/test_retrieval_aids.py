@@ -1,7 +1,7 @@
-"""Teaching aids of the retrieval chapters (the nDCG conventions, progress bars), the published MS
-MARCO numbers and the retrieval figures, against hand-worked rankings. (Chapter 4's page checks its
-rank-by-rank breakdown against the hand-worked example; chapter 5's, its first relevant ranks
-against the run's MRR@10.)"""
+"""Teaching aids of the retrieval chapters (chapter 12's nDCG conventions, as its page defines
+them, and progress bars), the published MS MARCO numbers and the retrieval figures, against
+hand-worked rankings. (Chapter 4's page checks its rank-by-rank breakdown against the hand-worked
+example; chapter 5's, its first relevant ranks against the run's MRR@10.)"""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import math
 import pytest
 
 from sbert_tutor.book.chapters.msmarco import progress_every
-from sbert_tutor.book.chapters.retrieval_metrics import ndcg_conventions
 from sbert_tutor.book.published import published_msmarco
 from sbert_tutor.evaluation.retrieval import metrics_table
+from tests.book.pages import page_functions
 
 
 def test_ndcg_conventions_ceiling():
+    ndcg_conventions = page_functions("12_distance_dilemma", "ndcg_conventions")["ndcg_conventions"]
     run = {"q": {"x": 0.9, "a": 0.5}}
     table = ndcg_conventions(run, {"q": {"a": 1}}, k=10)
     ideal_all = sum(1 / math.log2(i + 1) for i in range(1, 11))

@@ -1,7 +1,6 @@
 """One module per chapter of the book, named like the chapter's notebook: its sizes under each
-profile, its experiments and its figures (see :mod:`sbert_tutor.book` for the map). Each imports
-the ground floor of the book layer and the library, never another chapter module.
-:func:`every_chapter` imports them all, for the tables that span the book."""
+profile, its experiments and its figures (see :mod:`sbert_tutor.book`). Each imports the ground
+floor and the library, never another chapter module."""
 
 from __future__ import annotations
 
@@ -14,8 +13,8 @@ __all__ = ["every_chapter"]
 
 
 def every_chapter() -> dict[type[ChapterSizes], str]:
-    """Every chapter's sizes class -> its chapter (notebook stem), in book order: imports each
-    chapter module (each registers its sizes with :func:`~sbert_tutor.book.sizes.register_sizes`)."""
+    """Every chapter's sizes class -> its chapter (notebook stem), in book order, after importing
+    each chapter module (which registers its sizes)."""
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
     return registered_sizes()

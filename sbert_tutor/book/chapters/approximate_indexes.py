@@ -1,13 +1,6 @@
-r"""Chapter 16, approximate indexes: the sweep of index settings the page runs on its sample and
-``benchmarks/ann_index.py`` on the whole pool, and how the chapter shows it.
-
-:func:`index_plan` lists the settings; :func:`sweep` runs them: exact search with the flat
-index, every index built, then all settings timed in the same rounds (:func:`interleaved_rounds`,
-one :func:`timing` a setting), each row scored by recall@:data:`K` against the flat index's top
-:data:`K`. Also here: the sizes, the texts searched (:func:`search_texts`), the recorded run
-(:func:`recorded_run`), the sweep's rows as a table (:func:`results_frame`), the
-recall-vs-speed figure (:func:`plot_recall_qps`) and the fastest setting that keeps recall@10 >=
-0.95 (:func:`fastest_at_recall`).
+r"""Chapter 16, approximate indexes: :func:`sweep` runs the index settings of :func:`index_plan`
+on the page's sample and in ``benchmarks/ann_index.py`` on the whole pool, all timed in the same
+:func:`interleaved_rounds` and scored by recall@:data:`K` against the flat index.
 """
 
 from __future__ import annotations
@@ -23,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.recorded import recorded_results
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 from sbert_tutor.search.ann import AnnIndex, build_index, default_nlist, knn_recall_at_k
 
@@ -42,7 +36,6 @@ __all__ = [
     "plot_recall_qps",
     "recorded_run",
     "results_frame",
-    "search_seconds",
     "search_texts",
     "sweep",
     "timing",
@@ -109,11 +102,8 @@ def search_texts(n_corpus: int | None, n_queries: int | None, seed: int = 0) -> 
     from sbert_tutor.stats import seeded_subset
 
     pool = load_text_pool()
-    keep = (
-        range(len(pool))
-        if n_corpus is None or n_corpus >= len(pool)
-        else seeded_subset(len(pool), n_corpus, seed=seed)
-    )
+    everything = n_corpus is None or n_corpus >= len(pool)
+    keep = range(len(pool)) if everything else seeded_subset(len(pool), n_corpus, seed=seed)
     queries, query_files = load_msmarco_queries("msmarco-dev")
     return SearchTexts(
         corpus=[pool.texts[i] for i in keep],
@@ -126,26 +116,12 @@ def search_texts(n_corpus: int | None, n_queries: int | None, seed: int = 0) -> 
 
 def recorded_run() -> dict[str, Any] | None:
     """The first of :data:`RECORDS` that is recorded, else ``None``."""
-    from sbert_tutor.book.recorded import recorded_results
-
-    for name in RECORDS:
-        record = recorded_results(name)
-        if record is not None:
-            return record
-    return None
-
-
-def search_seconds(index: AnnIndex, queries: np.ndarray, **knobs: int) -> tuple[float, np.ndarray]:
-    """One batched ``search`` of all ``queries`` for their top-:data:`K`: its wall-clock seconds
-    and the ids found."""
-    start = time.perf_counter()
-    _, ids = index.search(queries, K, **knobs)
-    return time.perf_counter() - start, ids
+    return next((r for r in map(recorded_results, RECORDS) if r is not None), None)
 
 
 def timing(times: Sequence[float], n_queries: int, ids: np.ndarray | None) -> dict[str, Any]:
-    """``times`` (seconds of one batched search each) as their median, queries/s
-    (``n_queries`` / median), the times themselves and ``ids``."""
+    """``times`` (seconds of one batched search each), their median, queries/s
+    (``n_queries`` / median) and ``ids``."""
     median = statistics.median(times)
     return {"median_s": median, "times_s": list(times), "qps": n_queries / median, "ids": ids}
 
@@ -157,21 +133,21 @@ def interleaved_rounds(
     repeats: int,
     show_progress_bar: bool = False,
 ) -> tuple[list[float], list[dict[str, Any]]]:
-    """``repeats`` rounds, each one flat search then one search at every ``(index, knobs)`` of
-    ``settings`` in turn: the flat index's seconds (one a round) and each setting's
-    :func:`timing`. Every setting is timed once a round, so a drift of the machine's speed during
-    the rounds reaches all of them, and the flat index, alike."""
+    """``repeats`` rounds, each a batched top-:data:`K` search of all ``queries`` on the flat index
+    then at every ``(index, knobs)`` of ``settings``: the flat index's seconds (one a round) and
+    each setting's :func:`timing`. Every setting is timed once a round, so a drift of the
+    machine's speed during the rounds reaches all of them, and the flat index, alike."""
     from tqdm.auto import tqdm
 
-    flat_times: list[float] = []
-    times: list[list[float]] = [[] for _ in settings]
-    ids: list[np.ndarray | None] = [None for _ in settings]
+    searched = [(flat, {}), *settings]  # the flat index first in every round
+    times: list[list[float]] = [[] for _ in searched]
+    ids: list[np.ndarray | None] = [None for _ in searched]
     for _ in tqdm(range(repeats), desc="timed rounds", unit="round", disable=not show_progress_bar):
-        flat_times.append(search_seconds(flat, queries)[0])
-        for j, (index, knobs) in enumerate(settings):
-            seconds, ids[j] = search_seconds(index, queries, **knobs)
-            times[j].append(seconds)
-    return flat_times, [timing(t, len(queries), i) for t, i in zip(times, ids, strict=True)]
+        for j, (index, knobs) in enumerate(searched):
+            start = time.perf_counter()
+            _, ids[j] = index.search(queries, K, **knobs)
+            times[j].append(time.perf_counter() - start)
+    return times[0], [timing(t, len(queries), i) for t, i in zip(times[1:], ids[1:], strict=True)]
 
 
 def index_plan(
@@ -185,41 +161,26 @@ def index_plan(
     nprobe: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256),
     pq_m: int = 48,
 ) -> list[tuple[str, str, dict[str, Any], str, list[int]]]:
-    """The settings swept: ``(family, kind, build knobs, search knob, its values)``: HNSW for each
+    """The settings swept, ``(family, kind, build knobs, search knob, its values)``: HNSW for each
     of ``hnsw_m`` and HNSW-SQ8 for each of ``hnsw_sq8_m`` (both with ``ef_construction``), each
-    HNSW-SQ8 again with the clustered layout of ``layout_clusters`` k-means clusters (``None``:
-    :func:`sbert_tutor.search.ann.default_nlist` of ``n``; 0 leaves it out), then IVF-Flat and IVF-PQ;
-    ``nlist`` defaults to :func:`~sbert_tutor.search.ann.default_nlist` of ``n`` and ``nprobe`` values
-    above it are dropped."""
+    HNSW-SQ8 again in the clustered layout of ``layout_clusters`` k-means clusters (0 leaves it
+    out), then IVF-Flat and IVF-PQ without the ``nprobe`` values above ``nlist``. ``None`` for
+    ``layout_clusters`` or ``nlist``: :func:`~sbert_tutor.search.ann.default_nlist` of ``n``."""
     nlist = nlist or default_nlist(n)
     clusters = default_nlist(n) if layout_clusters is None else layout_clusters
     probes = [p for p in nprobe if p <= nlist]
-    plan: list[tuple[str, str, dict[str, Any], str, list[int]]] = [
-        (
-            f"HNSW M={m}",
-            "hnsw",
-            {"M": m, "efConstruction": ef_construction},
-            "efSearch",
-            list(ef_search),
-        )
-        for m in hnsw_m
+    graph = {"efConstruction": ef_construction}
+    hnsw = [(f"HNSW M={m}", "hnsw", {"M": m} | graph) for m in hnsw_m]
+    for m in hnsw_sq8_m:
+        hnsw.append((f"HNSW-SQ8 M={m}", "hnsw_sq8", {"M": m} | graph))
+        if clusters:  # the same graph in the clustered layout
+            layout = {"M": m} | graph | {"layout_clusters": clusters}
+            hnsw.append((f"HNSW-SQ8 M={m}{LAYOUT_SUFFIX}", "hnsw_sq8", layout))
+    return [
+        *((family, kind, knobs, "efSearch", list(ef_search)) for family, kind, knobs in hnsw),
+        ("IVF-Flat", "ivf_flat", {"nlist": nlist}, "nprobe", probes),
+        (f"IVF-PQ m={pq_m}", "ivf_pq", {"nlist": nlist, "m": pq_m, "nbits": 8}, "nprobe", probes),
     ]
-    plan += [
-        (
-            f"HNSW-SQ8 M={m}" + (LAYOUT_SUFFIX if layout else ""),
-            "hnsw_sq8",
-            {"M": m, "efConstruction": ef_construction}
-            | ({"layout_clusters": clusters} if layout else {}),
-            "efSearch",
-            list(ef_search),
-        )
-        for m in hnsw_sq8_m
-        for layout in ((False, True) if clusters else (False,))
-    ]
-    plan.append(("IVF-Flat", "ivf_flat", {"nlist": nlist}, "nprobe", probes))
-    pq = {"nlist": nlist, "m": pq_m, "nbits": 8}
-    plan.append((f"IVF-PQ m={pq_m}", "ivf_pq", pq, "nprobe", probes))
-    return plan
 
 
 def sweep(
@@ -230,31 +191,26 @@ def sweep(
     show_progress_bar: bool = True,
 ) -> list[dict[str, Any]]:
     """Exact search with the flat index (the reference top-10), every index of ``plan`` built,
-    then all settings timed in the same :func:`interleaved_rounds`: one row per (index,
-    search-knob value) with recall@10 against the flat index, queries/s (median of ``repeats``),
-    its speed-up over the flat index (median flat seconds / the setting's median seconds), the
-    index's bytes and build seconds. The flat row's times are the rounds' flat searches.
-    Cosine similarity throughout."""
+    all settings timed in the same :func:`interleaved_rounds` (the flat row's times are their
+    flat searches): a row per (index, search-knob value) with recall@10 against the flat index,
+    queries/s (median of ``repeats``), speed-up over the flat index (its median seconds / the
+    setting's), bytes and build seconds. Cosine similarity throughout."""
     from tqdm.auto import tqdm
 
     flat = build_index(corpus, "flat", metric="cosine")
     _, exact_ids = flat.search(queries, K)
-    built = [
-        (family, build_index(corpus, kind, metric="cosine", **knobs), knob, values)
-        for family, kind, knobs, knob, values in tqdm(
-            list(plan), desc="indexes built", unit="index", disable=not show_progress_bar
-        )
-    ]
-    settings = [
-        (family, index, {knob: value}) for family, index, knob, values in built for value in values
-    ]
+    settings = []  # (family, index, search knobs)
+    for family, kind, knobs, knob, values in tqdm(
+        list(plan), desc="indexes built", unit="index", disable=not show_progress_bar
+    ):
+        index = build_index(corpus, kind, metric="cosine", **knobs)
+        settings += [(family, index, {knob: value}) for value in values]
     flat_times, timings = interleaved_rounds(
         flat, [(index, knobs) for _, index, knobs in settings], queries, repeats, show_progress_bar
     )
     base = timing(flat_times, len(queries), exact_ids)
-
-    def row(family: str, index: AnnIndex, knobs: dict[str, int], t: dict[str, Any]) -> dict:
-        return {
+    return [
+        {
             "family": family,
             "kind": index.kind,
             "build_knobs": index.knobs,
@@ -268,10 +224,10 @@ def sweep(
             "bytes_per_vector": index.nbytes / len(index),
             "build_seconds": index.build_seconds,
         }
-
-    return [
-        row("Flat (exact)", flat, {}, base),
-        *(row(f, index, knobs, t) for (f, index, knobs), t in zip(settings, timings, strict=True)),
+        for (family, index, knobs), t in [
+            (("Flat (exact)", flat, {}), base),
+            *zip(settings, timings, strict=True),
+        ]
     ]
 
 
@@ -298,31 +254,17 @@ def plot_recall_qps(rows: Sequence[Mapping[str, Any]], title: str = "", ax=None)
     ax = new_axes(ax, figsize=(8, 4.2))
     frame = results_frame(rows)
     ax.axhline(1.0, color="black", lw=1, ls="--", label="Flat (exact)")
-    top = max(frame["x flat"].max(), TARGET["speedup_vs_flat"]) * 1.5
-    ax.fill_between(
-        [TARGET["recall_at_10"], 1.005],
-        TARGET["speedup_vs_flat"],
-        top,
-        color="#2ca02c",
-        alpha=0.12,
-        label=f"recall >= {TARGET['recall_at_10']}, >= {TARGET['speedup_vs_flat']:.0f}x flat",
-    )
+    recall, speedup = TARGET["recall_at_10"], TARGET["speedup_vs_flat"]
+    top = max(frame["x flat"].max(), speedup) * 1.5
+    corner = f"recall >= {recall}, >= {speedup:.0f}x flat"
+    ax.fill_between([recall, 1.005], speedup, top, color="#2ca02c", alpha=0.12, label=corner)
     for family, group in frame[frame["index"] != "Flat (exact)"].groupby("index", sort=False):
         ax.plot(group["recall@10"], group["x flat"], marker="o", ms=4, label=family)
-        first, last = group.iloc[0], group.iloc[-1]
-        for point in (first, last):
-            ax.annotate(
-                point["search knob"],
-                (point["recall@10"], point["x flat"]),
-                fontsize=7,
-                xytext=(3, 3),
-                textcoords="offset points",
-            )
-    ax.set_yscale("log")
-    ax.set_ylim(top=top)
-    ax.set_xlabel("recall@10 against exact search")
-    ax.set_ylabel("queries / second, x the flat index")
-    ax.set_title(title)
+        for point in (group.iloc[0], group.iloc[-1]):  # the first and the last knob value
+            xy = (point["recall@10"], point["x flat"])
+            ax.annotate(point["search knob"], xy, (3, 3), textcoords="offset points", size=7)
+    ax.set(yscale="log", ylim=(None, top), title=title)
+    ax.set(xlabel="recall@10 against exact search", ylabel="queries / second, x the flat index")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.figure.tight_layout()
     return ax
@@ -335,9 +277,8 @@ def fastest_at_recall(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if not ok:
         return {"index": None, "recall_at_10": None, "speedup_vs_flat": None, "met": False}
     best = max(ok, key=lambda r: r["speedup_vs_flat"])
-    knobs = knob_text(best["search_knobs"])
     return {
-        "index": f"{best['family']} ({knobs})",
+        "index": f"{best['family']} ({knob_text(best['search_knobs'])})",
         "recall_at_10": best["recall_at_10"],
         "speedup_vs_flat": best["speedup_vs_flat"],
         "met": best["speedup_vs_flat"] >= TARGET["speedup_vs_flat"],

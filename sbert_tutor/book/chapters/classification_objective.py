@@ -1,9 +1,6 @@
-"""Chapter 6, the classification objective: the feature sets of its ablation
-(:data:`FEATURE_SETS`, :func:`feature_variants`, which ``benchmarks/feature_ablation.py`` runs
-too), the plot of the recorded longer ablation (:func:`plot_ablation_curves`), the diagram of
-training against inference (:func:`sbert_training_vs_inference`), the sizes of each profile and
-the paper's setup (the gradient, the linear probes and the ablation's loop are on the page).
-"""
+"""Chapter 6, the classification objective: the ablation's feature sets (also run by
+``benchmarks/feature_ablation.py``), the plot of its recorded longer run, the diagram of training
+against inference, the sizes and the paper's setup (gradient, probes and loop are on the page)."""
 
 from __future__ import annotations
 
@@ -16,6 +13,7 @@ from matplotlib.figure import Figure
 from sbert_tutor.book import published
 from sbert_tutor.book.deviations import ADAMW, NLI_TRAIN, Aspect, run_aspects, sbert_run_setup
 from sbert_tutor.book.drawing import FONT, arrow, box, canvas, shared_encoder, title
+from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.sizes import (
     BERT,
     PAPER_SEEDS,
@@ -44,10 +42,10 @@ __all__ = [
 @dataclass(frozen=True, kw_only=True)
 class ClassificationSizes(RunSizes):
     """Chapter 6 (classification): the model of the linear probes, STSb dev pairs the runs are
-    scored on and premises of the probes' (train, test) sides, beside the runs' sizes."""
+    scored on (``None``: all) and premises of the probes' (train, test) sides."""
 
     model: str
-    eval_pairs: int | None
+    eval_pairs: int | None = None
     probe_premises: tuple[int, int]
 
 
@@ -69,23 +67,10 @@ SIZES: dict[str, ClassificationSizes] = register_sizes(
             **QUICK_RUN,
         ),
         "t4": ClassificationSizes(
-            model=T4_START,
-            steps=100,
-            batch_size=32,
-            examples=None,
-            eval_pairs=None,
-            probe_premises=(2000, 500),
-            **T4_RUN,
+            model=T4_START, steps=100, batch_size=32, probe_premises=(2000, 500), **T4_RUN
         ),
         "paper": ClassificationSizes(
-            model=BERT,
-            steps=None,
-            epochs=1,
-            examples=None,
-            eval_pairs=None,
-            probe_premises=(20000, 2000),
-            seeds=PAPER_SEEDS,
-            **SBERT_RUN,
+            model=BERT, steps=None, probe_premises=(20000, 2000), seeds=PAPER_SEEDS, **SBERT_RUN
         ),
     },
 )
@@ -101,9 +86,7 @@ FEATURE_SETS: tuple[tuple[str, ...], ...] = (
 
 
 def paper_aspects() -> list[Aspect]:
-    """What the paper profile is compared on with SBERT's NLI setup (Reimers & Gurevych, 2019),
-    read from :data:`~sbert_tutor.book.published.SBERT_SETUP` now (see
-    :mod:`sbert_tutor.book.deviations`)."""
+    """The paper profile vs SBERT's NLI setup, :data:`~sbert_tutor.book.published.SBERT_SETUP`."""
     sb, src = published.SBERT_SETUP, published.SBERT_SETUP_SOURCE
     return [
         *run_aspects(src, {"optimizer": ADAMW}, epochs=sb["NLI epochs"], **sbert_run_setup()),
@@ -112,67 +95,45 @@ def paper_aspects() -> list[Aspect]:
 
 
 def sbert_training_vs_inference() -> Figure:
-    r"""SBERT trained with the softmax classifier on :math:`(u, v, |u-v|)`, used with the cosine.
-
-    Left (training, book chapter 6): both sentences through the same encoder and pooling, the
-    concatenation :math:`[u; v; |u-v|]`, the classifier :math:`\operatorname{softmax}(W_t x + b)`
-    and the three NLI classes. Right (inference): the same encoder, and :math:`\cos(u, v)`; the
-    classifier is gone.
-    """
+    r"""SBERT trained with the softmax classifier on :math:`(u, v, |u-v|)`, used with the cosine
+    (book chapter 6). Left, training: both sentences through one encoder and pooling, the classifier
+    :math:`\operatorname{softmax}(W_t x + b)` over the three NLI classes. Right, inference: the same
+    encoder and :math:`\cos(u, v)`; the classifier is gone."""
     fig, ax = canvas(7.0, 5.0)
     title(ax, 2.1, 4.75, "Training: classification objective")
     title(ax, 5.75, 4.75, "Inference")
     ax.plot([4.4, 4.4], [0.1, 4.9], color="#999999", lw=0.6)
 
-    def siamese(centres: tuple[float, float], width: float, label: bool) -> tuple[dict, dict]:
-        vectors = []
-        encoders = []
+    def siamese(centres: tuple[float, float], width: float, label: bool) -> list[dict]:
+        vectors, encoders = [], []
         for x, name, vec in ((centres[0], "1", "u"), (centres[1], "2", "v")):
             sentence = box(ax, x, 0.4, width, 0.5, f"sentence {name}", "input")
-            encoder = box(ax, x, 1.35, width, 0.7, "transformer\n+ pooling", "encoder")
-            vector = box(ax, x, 2.25, 0.6, 0.45, f"${vec}$", "vector")
-            arrow(ax, sentence["top"], encoder["bottom"])
-            arrow(ax, encoder["top"], vector["bottom"])
-            vectors.append(vector)
-            encoders.append(encoder)
+            encoders.append(box(ax, x, 1.35, width, 0.7, "transformer\n+ pooling", "encoder"))
+            vectors.append(box(ax, x, 2.25, 0.6, 0.45, f"${vec}$", "vector"))
+            arrow(ax, sentence["top"], encoders[-1]["bottom"])
+            arrow(ax, encoders[-1]["top"], vectors[-1]["bottom"])
         shared_encoder(ax, encoders[0]["right"], encoders[1]["left"], label)
-        return vectors[0], vectors[1]
+        return vectors
 
+    centred = {"ha": "center", "va": "center", "fontsize": FONT}
     u, v = siamese((0.9, 3.3), 1.5, True)
     features = box(ax, 2.1, 3.05, 2.4, 0.5, r"$(u,\ v,\ |u-v|)$", "vector")
     arrow(ax, u["top"], (1.3, features["bottom"][1]))
     arrow(ax, v["top"], (2.9, features["bottom"][1]))
     head = box(ax, 2.1, 3.75, 2.4, 0.5, r"softmax$(W_t\,x + b)$", "head")
     arrow(ax, features["top"], head["bottom"])
-    ax.text(
-        2.1,
-        4.3,
-        "entailment / neutral / contradiction",
-        ha="center",
-        va="center",
-        fontsize=FONT,
-    )
+    ax.text(2.1, 4.3, "entailment / neutral / contradiction", **centred)
     arrow(ax, head["top"], (2.1, 4.17))
 
     u, v = siamese((5.1, 6.4), 1.0, False)
     cosine = box(ax, 5.75, 3.3, 1.3, 0.5, r"$\cos(u, v)$", "score")
     arrow(ax, u["top"], cosine["left"])
     arrow(ax, v["top"], cosine["right"])
-    ax.text(
-        5.75,
-        4.05,
-        "no classifier:\n$W_t$ is discarded",
-        ha="center",
-        va="center",
-        fontsize=FONT,
-        style="italic",
-    )
+    ax.text(5.75, 4.05, "no classifier:\n$W_t$ is discarded", style="italic", **centred)
     return fig
 
 
-def feature_variants(
-    feature_sets: Sequence[Sequence[str]],
-) -> dict[str, tuple[str, dict[str, Any]]]:
+def feature_variants(feature_sets: Sequence[Sequence[str]]) -> dict[str, tuple[str, dict]]:
     """One softmax variant per feature set, named like ``"(u, v, |u-v|)"``: the ``variants``
     of :func:`~sbert_tutor.book.seeds.seeded_variants`."""
     return {feature_label(fs): ("softmax", {"features": check_features(fs)}) for fs in feature_sets}
@@ -185,8 +146,6 @@ ABLATION_RECORD = "feature_ablation_cpu_2threads"
 def plot_ablation_curves(record: Mapping[str, Any], ax=None):
     """The recorded ablation's STSb dev Spearman x100 against the optimizer step, one line per
     feature set (its first seed's evaluation points), from the start model's score at step 0."""
-    from sbert_tutor.book.figures import new_axes
-
     ax = new_axes(ax, figsize=(7, 3.5))
     start = record["start_spearman"]
     for name, points in record["curves"].items():

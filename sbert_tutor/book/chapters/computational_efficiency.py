@@ -1,15 +1,8 @@
-r"""Measuring speed honestly (chapter 13, computational efficiency).
-
-Throughput is sentences per second, :math:`n / t`, with :math:`t` the *median* wall time over
-``repeats`` runs. When a reference library is compared, both run in the same process on the same
-sentences with the same thread count, interleaved run by run so that machine noise hits both
-alike (:func:`interleaved_times`), and their outputs are checked to agree
-(:func:`encode_throughput`: smart batching of Reimers and Gurevych, 2019, section 7, on and off,
-beside sentence-transformers; ``benchmarks/encode.py`` runs the same code for the recorded run).
-
-The GPU figures come from recorded runs of ``bash benchmarks/gpu_run.sh`` (``encode_gpu_*.json``,
-``train_step_gpu_*.json``), each with its machine's provenance: :func:`gpu_run_report` reads them,
-or says that the GPU figures are unmeasured and gives the command that measures them.
+r"""Measuring speed honestly (chapter 13): sentences per second, :math:`n / t`, :math:`t` the
+*median* wall time over ``repeats`` runs, interleaved with the variants compared (smart batching
+of Reimers and Gurevych, 2019, section 7, on and off; sentence-transformers) on the same
+sentences and threads, outputs checked to agree (:func:`encode_throughput`, also run by
+``benchmarks/encode.py``). GPU figures: recorded runs of :data:`GPU_RUN_COMMAND`.
 """
 
 from __future__ import annotations
@@ -18,6 +11,7 @@ import random
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from sbert_tutor.book.cost import median_seconds
-from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.figures import new_axes, new_panels
 from sbert_tutor.book.recorded import how_recorded, recorded_matching
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 from sbert_tutor.data import load_sts
@@ -33,9 +27,7 @@ from sbert_tutor.data.msmarco import mini_corpus_passages
 from sbert_tutor.encoders.sentence_encoder import SentenceEncoder
 
 __all__ = [
-    "CPU_BACKENDS_COMMAND",
     "CPU_BACKENDS_RECORD",
-    "CPU_PATHS_COMMAND",
     "CPU_PATHS_RECORD",
     "LIKE_WITH_LIKE",
     "EfficiencySizes",
@@ -69,17 +61,14 @@ class EfficiencySizes(ChapterSizes):
     search_corpus: int
 
 
+_FULL = {"sts_sentences": 5000, "passages": 2000, "search_corpus": 1_000_000}
 #: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
 SIZES: dict[str, EfficiencySizes] = register_sizes(
     "13_computational_efficiency",
     {
         "quick": EfficiencySizes(sts_sentences=500, passages=100, repeats=2, search_corpus=100_000),
-        "t4": EfficiencySizes(
-            sts_sentences=5000, passages=2000, repeats=3, search_corpus=1_000_000
-        ),
-        "paper": EfficiencySizes(
-            sts_sentences=5000, passages=2000, repeats=5, search_corpus=1_000_000
-        ),
+        "t4": EfficiencySizes(repeats=3, **_FULL),
+        "paper": EfficiencySizes(repeats=5, **_FULL),
     },
 )
 
@@ -93,10 +82,11 @@ def encode_table(record: Mapping[str, Any]) -> pd.DataFrame:
     """One row per (set, batch size, dtype): first pass and warm sentences/s (ours and
     sentence-transformers'), the forward-only bound, end-to-end / forward-only, padding share
     and the largest difference from fp32."""
-    firsts = {(r["set"], r["batch_size"], r["dtype"]): r for r in record.get("first_pass", [])}
+    key = itemgetter("set", "batch_size", "dtype")
+    firsts = {key(r): r for r in record.get("first_pass", [])}
     rows = []
     for r in record.get("results", []):
-        first = firsts.get((r["set"], r["batch_size"], r["dtype"]), {})
+        first, padded = firsts.get(key(r), {}), r.get("padded_tokens")
         rows.append(
             {
                 "set": r["set"],
@@ -108,9 +98,7 @@ def encode_table(record: Mapping[str, Any]) -> pd.DataFrame:
                 "warm, sentence-transformers": r.get("st_warm_sps"),
                 "forward only": r.get("forward_only_sps"),
                 "end-to-end / forward-only": r.get("end_to_end_vs_forward_only"),
-                "padding share": 1.0 - r["real_tokens"] / r["padded_tokens"]
-                if r.get("padded_tokens")
-                else None,
+                "padding share": 1.0 - r["real_tokens"] / padded if padded else None,
                 "max |x - fp32|": r.get("max_abs_diff_vs_fp32"),
             }
         )
@@ -119,15 +107,28 @@ def encode_table(record: Mapping[str, Any]) -> pd.DataFrame:
 
 @dataclass
 class GPURunReport:
-    """The recorded GPU runs chapter 13 shows, by results file name (or none), and a note on how
-    each was made."""
+    """The recorded GPU runs chapter 13 shows, by results file name (empty when none), and a
+    note on how each was made, or on how to measure them."""
 
     runs: dict[str, dict[str, Any]]
-    note: str
 
     @property
-    def measured(self) -> bool:
-        return bool(self.runs)
+    def note(self) -> str:
+        if not self.runs:
+            return (
+                "No GPU run is recorded: every GPU figure of this section is unmeasured. On a "
+                f"machine with an NVIDIA GPU, `{GPU_RUN_COMMAND}` in the project root measures "
+                "them (encode: first pass, warm median, forward-only bound and "
+                "sentence-transformers in fp32/fp16/bf16; one STSb epoch per training "
+                "precision) and writes sbert_tutor/book/results/encode_gpu_<gpu>.json and "
+                "train_step_gpu_cosine_<gpu>.json, which this section then shows."
+            )
+        hows = {name: how_recorded(record) for name, record in self.runs.items()}
+        return "Recorded GPU runs:\n" + "\n".join(
+            f"{name}: {how['hardware']}, commit {how['git commit']}, {how['timestamp']}; "
+            f"{how['packages']}; command: {how['command']}"
+            for name, how in hows.items()
+        )
 
     def plot(self):
         """Warm and first-pass sentences/s per dtype, and end-to-end vs forward-only, for each
@@ -135,55 +136,27 @@ class GPURunReport:
         encodes = {k: v for k, v in self.runs.items() if k.startswith("encode_gpu")}
         if not encodes:
             return None
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(len(encodes), 2, figsize=(11, 3.6 * len(encodes)), squeeze=False)
+        axes = new_panels(None, 2, (11, 3.6 * len(encodes)), rows=len(encodes))
         for row, record in enumerate(encodes.values()):
-            table = encode_table(record).reset_index()
-            table["config"] = (
-                table["set"] + ", b" + table["batch size"].astype(str) + ", " + table["dtype"]
-            )
-            table.plot.barh(x="config", y=["first pass", "warm", "forward only"], ax=axes[row][0])
-            axes[row][0].set_xlabel("sentences/s")
-            axes[row][0].set_title(f"{record.get('gpu')}: first pass, warm, forward-only")
-            table.plot.barh(x="config", y="end-to-end / forward-only", ax=axes[row][1])
-            axes[row][1].axvline(0.6, color="grey", linestyle="--")
-            axes[row][1].set_title("end-to-end / forward-only (dashed: 0.6)")
-            stamp = how_recorded(record)
-            fig.text(
-                0.01,
-                1 - (row + 1) / len(encodes) + 0.005,
-                f"recorded: {stamp['git commit']}, {stamp['timestamp']}",
-                fontsize=7,
-            )
-        fig.tight_layout()
-        return fig
+            table = encode_table(record)
+            table.index = pd.Index([f"{s}, b{b}, {d}" for s, b, d in table.index], name="config")
+            speeds, ratio = axes[2 * row], axes[2 * row + 1]
+            table.plot.barh(y=["first pass", "warm", "forward only"], ax=speeds)
+            speeds.set_xlabel("sentences/s")
+            speeds.set_title(f"{record.get('gpu')}: first pass, warm, forward-only")
+            table.plot.barh(y="end-to-end / forward-only", ax=ratio)
+            ratio.axvline(0.6, color="grey", linestyle="--")
+            ratio.set_title("end-to-end / forward-only (dashed: 0.6)")
+            how = how_recorded(record)
+            stamp = f"recorded: {how['git commit']}, {how['timestamp']}"
+            speeds.figure.text(0.01, 1 - (row + 1) / len(encodes) + 0.005, stamp, fontsize=7)
+        axes[0].figure.tight_layout()
+        return axes[0].figure
 
 
 def gpu_run_report(folder: str | Path | None = None) -> GPURunReport:
-    """The recorded GPU runs and a provenance note, or a note saying they are unmeasured and how
-    to measure them."""
-    runs = recorded_matching(GPU_RESULTS, folder)
-    if not runs:
-        return GPURunReport(
-            runs={},
-            note=(
-                "No GPU run is recorded: every GPU figure of this section is unmeasured. On a "
-                f"machine with an NVIDIA GPU, `{GPU_RUN_COMMAND}` in the project root measures "
-                "them (encode: first pass, warm median, forward-only bound and "
-                "sentence-transformers in fp32/fp16/bf16; one STSb epoch per training "
-                "precision) and writes sbert_tutor/book/results/encode_gpu_<gpu>.json and "
-                "train_step_gpu_cosine_<gpu>.json, which this section then shows."
-            ),
-        )
-    notes = []
-    for name, record in runs.items():
-        how = how_recorded(record)
-        notes.append(
-            f"{name}: {how['hardware']}, commit {how['git commit']}, {how['timestamp']}; "
-            f"{how['packages']}; command: {how['command']}"
-        )
-    return GPURunReport(runs=runs, note="Recorded GPU runs:\n" + "\n".join(notes))
+    """The GPU runs recorded in ``folder`` (default: the package's recorded results)."""
+    return GPURunReport(recorded_matching(GPU_RESULTS, folder))
 
 
 def plot_throughput(table: pd.DataFrame, ax=None):
@@ -212,20 +185,16 @@ EncodeFn = Callable[[Sequence[str], int], np.ndarray]
 
 
 def sentence_transformers_reference(model_folder: str, device: str = "cpu") -> EncodeFn | None:
-    """``SentenceTransformer(model_folder).encode`` as an :data:`EncodeFn`; ``None`` if not installed.
-
-    sentence-transformers is not a dependency of this library: it is the reference we compare with.
-    """
+    """``SentenceTransformer(model_folder).encode`` as an :data:`EncodeFn`: the reference compared
+    with, not a dependency of this library (``None`` when it is not installed)."""
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         return None
     model = SentenceTransformer(model_folder, device=device)
-
-    def encode(sentences: Sequence[str], batch_size: int) -> np.ndarray:
-        return model.encode(list(sentences), batch_size=batch_size, convert_to_numpy=True)
-
-    return encode
+    return lambda sentences, batch_size: model.encode(
+        list(sentences), batch_size=batch_size, convert_to_numpy=True
+    )
 
 
 def interleaved_times(
@@ -253,35 +222,27 @@ def encode_throughput(
     reference: EncodeFn | None = None,
     reference_name: str = "sentence-transformers",
 ) -> pd.DataFrame:
-    """Sentences/s of ``encoder.encode`` with smart batching on and off, and of ``reference``.
-
-    Returns one row per (batch size, variant) with ``sentences_per_s``; rows of the reference also
-    carry ``max_abs_diff``, the largest difference between its embeddings and ours.
-    """
+    """Sentences/s of ``encoder.encode`` with smart batching on and off, and of ``reference``:
+    one row per (batch size, variant); the reference's rows also carry ``max_abs_diff``, the
+    largest difference between its embeddings and ours."""
     encoder.encode(list(sentences[:64]), batch_size=32)  # warm-up
     if reference is not None:
         reference(list(sentences[:64]), 32)
     rows = []
-    for batch_size in batch_sizes:
-        variants: dict[str, Callable[[], np.ndarray]] = {
-            "sbert_tutor (smart batching)": lambda b=batch_size: encoder.encode(
-                sentences, batch_size=b
-            ),
-            "sbert_tutor (input order)": lambda b=batch_size: encoder.encode(
+    for size in batch_sizes:
+        variants = {
+            "sbert_tutor (smart batching)": lambda b=size: encoder.encode(sentences, batch_size=b),
+            "sbert_tutor (input order)": lambda b=size: encoder.encode(
                 sentences, batch_size=b, sort_by_length=False
             ),
         }
         if reference is not None:
-            variants[reference_name] = lambda b=batch_size: reference(sentences, b)
+            variants[reference_name] = lambda b=size: reference(sentences, b)
         seconds, outputs = interleaved_times(variants, repeats)
-        ours = outputs["sbert_tutor (smart batching)"]
         for name, median in seconds.items():
-            row = {
-                "batch_size": batch_size,
-                "variant": name,
-                "sentences_per_s": len(sentences) / median,
-            }
+            row = {"batch_size": size, "variant": name, "sentences_per_s": len(sentences) / median}
             if name == reference_name:
+                ours = outputs["sbert_tutor (smart batching)"]
                 row["max_abs_diff"] = float(np.abs(outputs[name] - ours).max())
             rows.append(row)
     return pd.DataFrame(rows)
@@ -292,26 +253,19 @@ def throughput_ratios(
 ) -> pd.DataFrame:
     """Per batch size: smart-batching speed-up and our throughput relative to the reference."""
     wide = table.pivot(index="batch_size", columns="variant", values="sentences_per_s")
-    out = pd.DataFrame(index=wide.index)
-    out["smart_batching_speedup"] = (
-        wide["sbert_tutor (smart batching)"] / wide["sbert_tutor (input order)"]
-    )
+    ours = wide["sbert_tutor (smart batching)"]
+    out = pd.DataFrame({"smart_batching_speedup": ours / wide["sbert_tutor (input order)"]})
     if reference_name in wide:
-        out[f"ours_vs_{reference_name}"] = (
-            wide["sbert_tutor (smart batching)"] / wide[reference_name]
-        )
+        out[f"ours_vs_{reference_name}"] = ours / wide[reference_name]
     return out
 
 
 def mixed_length_sentences(
     n_sts: int = 1500, n_passages: int = 500, seed: int = 0
 ) -> tuple[list[str], list[str]]:
-    """Up to ``n_sts`` distinct STSb test sentences and ``n_passages`` MS MARCO passages, shuffled.
-
-    Passages are the first ``n_passages`` of ``msmarco/corpus_mini.tsv``: from ``SBERT_TUTOR_DATA``
-    when set, else rebuilt from the hub (:func:`~sbert_tutor.data.msmarco_hub.mini_corpus_head`).
-    Returns the sentences and the data files (or hub source) read.
-    """
+    """Up to ``n_sts`` distinct STSb test sentences and the first ``n_passages`` passages of
+    ``msmarco/corpus_mini.tsv`` (:func:`~sbert_tutor.data.msmarco.mini_corpus_passages`: from
+    ``SBERT_TUTOR_DATA`` or the hub), shuffled; and the data files (or hub source) read."""
     stsb = load_sts("stsb", "test")
     sentences = list(dict.fromkeys(stsb.sentences1 + stsb.sentences2))[:n_sts]
     files = [str(f) for f in stsb.files] or [stsb.source]
@@ -326,17 +280,9 @@ def mixed_length_sentences(
 #: The recorded run of ``benchmarks/cpu_encode.py`` (every CPU path beside
 #: sentence-transformers' backends, with STSb) the chapter shows.
 CPU_PATHS_RECORD = "cpu_encode_2threads"
-CPU_PATHS_COMMAND = (
-    "SBERT_TUTOR_DATA=<data> HF_HUB_OFFLINE=1 python benchmarks/cpu_encode.py --json auto"
-)
-#: The recorded run of ``benchmarks/cpu_encode.py`` made with sentence-transformers' ONNX and
-#: OpenVINO backends installed (in an environment of their own, see the script), so that its int8
-#: models are timed beside this library's: the chapter's like-with-like comparison.
+#: The same, with sentence-transformers' ONNX and OpenVINO backends installed (in an environment
+#: of their own, see the script), so that its int8 models are timed beside this library's.
 CPU_BACKENDS_RECORD = "cpu_encode_2threads_no_bf16"
-CPU_BACKENDS_COMMAND = (
-    'pip install "sentence-transformers[onnx,openvino]" datasets -e ".[openvino,offline]" && '
-    + CPU_PATHS_COMMAND
-)
 #: The paths timed in both libraries with the same runtime and precision: (what, this library's
 #: path, sentence-transformers' path). OpenVINO "auto" and sentence-transformers' OpenVINO backend
 #: both run the CPU's default inference precision (bf16 where the CPU has it natively, else fp32).
@@ -353,11 +299,8 @@ def plot_cpu_paths(table: pd.DataFrame, ax=None):
     ax = new_axes(ax, figsize=(7, 0.45 * len(table) + 1))
     ordered = table.sort_values("sentences_per_s")
     colours = ["C0" if lib == "sbert_tutor" else "C1" for lib in ordered["library"]]
-    ax.barh(ordered.index, ordered["sentences_per_s"], color=colours)
-    for y, (rate, points) in enumerate(
-        zip(ordered["sentences_per_s"], ordered["stsb_points_vs_fp32"], strict=True)
-    ):
-        ax.text(rate, y, f"  STSb {points:+.2f}", va="center", fontsize=8)
+    bars = ax.barh(ordered.index, ordered["sentences_per_s"], color=colours)
+    ax.bar_label(bars, [f"  STSb {p:+.2f}" for p in ordered["stsb_points_vs_fp32"]], fontsize=8)
     ax.set_xlabel("sentences / s (median of the timed rounds)")
     ax.set_xlim(0, ordered["sentences_per_s"].max() * 1.3)
     ax.set_title("CPU encode paths: this library (blue), sentence-transformers (orange)")
@@ -372,23 +315,15 @@ def plot_operation_times(table: pd.DataFrame, baseline: str = "fp32", ax=None):
     kinds = [k for k in table.index if k != "whole encode"]
     names = [c[: -len(" s")] for c in table.columns if c.endswith(" s")]
     for row, name in enumerate(names):
-        left = 0.0
+        left, whole = 0.0, table.loc["whole encode", f"{name} s"]
         for colour, kind in enumerate(kinds):
             width = float(table.loc[kind, f"{name} s"])
-            ax.barh(row, width, left=left, color=f"C{colour}", label=kind if row == 0 else None)
-            speedup = table.loc[kind, f"{name} speedup"] if name != baseline else None
-            if speedup is not None and width > 0.06 * table.loc["whole encode", f"{name} s"]:
-                ax.text(
-                    left + width / 2,
-                    row,
-                    f"{speedup:.1f}x",
-                    ha="center",
-                    va="center",
-                    fontsize=8,
-                    color="white",
-                )
+            bar = ax.barh(row, width, left=left, color=f"C{colour}", label=None if row else kind)
+            if name != baseline and width > 0.06 * whole:  # wide enough to hold its label
+                speedup = f"{table.loc[kind, f'{name} speedup']:.1f}x"
+                ax.bar_label(bar, [speedup], label_type="center", fontsize=8, color="white")
             left += width
-        total = f"{table.loc['whole encode', f'{name} s']:.2f} s"
+        total = f"{whole:.2f} s"
         if name != baseline:
             total += f", {table.loc['whole encode', f'{name} speedup']:.2f}x"
         ax.text(left, row, f"  {total}", va="center", fontsize=8)

@@ -2,32 +2,13 @@ r"""Chapter 12, the *distance dilemma*: Siamese vs. Triplet SBERT for retrieval 
 Bramsløw, Jensen and Bagger, n.d., "Distance Dilemma: Siamese vs. Triplet SBERT Networks for
 Information Retrieval", Technical University of Denmark).
 
-Four bi-encoders are fine-tuned from the same start model on the same MS MARCO queries and
-compared on a disjoint set of queries:
-
-==========================  =========================  ==========================================
-setup                       objective                  loss (chapter 12 notation)
-==========================  =========================  ==========================================
-Siamese / cosine            ``ce_score`` (cosine)      :math:`(y - \operatorname{ReLU}(\cos(q, d)))^2`
-Siamese / euclidean         ``ce_score`` (euclidean)   :math:`(1 - y - \lVert q - d \rVert)^2`
-Triplet / cosine            ``triplet`` (cosine)       :math:`\max(\delta_c(q, p) - \delta_c(q, n) + \varepsilon, 0)`
-Triplet / euclidean         ``triplet`` (euclidean)    :math:`\max(\lVert q - p\rVert - \lVert q - n \rVert + \varepsilon, 0)`
-==========================  =========================  ==========================================
-
-with :math:`\delta_c = 1 - \cos` (SBERT's cosine distance, in :math:`[0, 2]`) and :math:`y` the
-teacher's relevance probability of the pair. The Euclidean margin is SBERT's,
-:math:`\varepsilon = 1`; the cosine one, 0.5, equals it on the unit sphere (:data:`SETUPS`). The
-study's own setups, :data:`STUDY_MARGIN_SETUPS`, use its margins, :math:`\varepsilon = 5` (and 1
-for the cosine distance), and its cosine distance :math:`\delta_c^{+} = 1 -
-\operatorname{ReLU}(\cos) \in [0, 1]` (``distance="cosine_relu"``).
-
-The experiment runs on the chapter's page: the query split of the dev subset with BM25 hard
-negatives, the teacher (all-MiniLM-L6-v2's cosine :math:`c`, calibrated into :math:`y = \sigma(a
-c + b)` by :func:`platt_scale`, in place of the study's cross-encoder), the training sets, the
-loop of ``fit`` calls over the setups, the evaluation and the paired bootstrap. This module holds
-the setups, the sizes per profile, the deviations from the study (:func:`paper_aspects`), the
-calibration and the figures: :func:`plot_teacher_scores`, :func:`plot_training_curves`,
-:func:`plot_results`, :func:`plot_triplet_pca`.
+Four bi-encoders, Siamese (``ce_score``: regression onto a teacher's relevance probability
+:math:`y`) or triplet, each with cosine or Euclidean distance, are fine-tuned from one start
+model on MS MARCO queries and compared on disjoint ones. The losses and the experiment (split,
+teacher, training sets, the loop of ``fit`` calls, evaluation, paired bootstrap) are on the
+chapter's page, with the teacher's calibration and the two nDCG ideals. This module holds the
+setups (:data:`SETUPS`, :data:`STUDY_MARGIN_SETUPS`), the sizes per profile, the deviations from
+the study (:func:`paper_aspects`) and the figures.
 """
 
 from __future__ import annotations
@@ -37,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from sbert_tutor.book import published
@@ -63,7 +43,6 @@ __all__ = [
     "STUDY_MARGIN_SETUPS",
     "TEACHER",
     "paper_aspects",
-    "platt_scale",
     "plot_results",
     "plot_teacher_scores",
     "plot_training_curves",
@@ -81,17 +60,17 @@ class DistanceDilemmaSizes(ChapterSizes):
     whether the study's own margins are trained too (three more runs: only in the paper
     profile)."""
 
-    test_queries: int
-    other_passages: int | None
+    test_queries: int = 200
+    other_passages: int | None = 0
     negatives_per_query: int | None
     model: Any
-    steps: int | None
-    epochs: int
-    batch_size: int
+    steps: int | None = None
+    epochs: int = 1
+    batch_size: int = 16
     lr: float = 2e-5
     warmup_ratio: float = 0.1
-    pca_triplets: int
-    study_margins: bool
+    pca_triplets: int = 100
+    study_margins: bool = False
 
 
 #: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them). ``quick`` starts from the
@@ -103,38 +82,20 @@ SIZES: dict[str, DistanceDilemmaSizes] = register_sizes(
     {
         "quick": DistanceDilemmaSizes(
             test_queries=100,
-            other_passages=0,
             negatives_per_query=2,
             model=QUICK_START,
             steps=32,
-            epochs=1,
-            batch_size=16,
             lr=QUICK_LR,
             pca_triplets=40,
-            study_margins=False,
         ),
-        "t4": DistanceDilemmaSizes(
-            test_queries=200,
-            other_passages=0,
-            negatives_per_query=4,
-            model=T4_START,
-            steps=None,
-            epochs=1,
-            batch_size=16,
-            lr=T4_LR,
-            pca_triplets=100,
-            study_margins=False,
-        ),
+        "t4": DistanceDilemmaSizes(negatives_per_query=4, model=T4_START, lr=T4_LR),
         "paper": DistanceDilemmaSizes(
-            test_queries=200,
             other_passages=None,
             negatives_per_query=None,
             model=DISTILBERT,
-            steps=None,
             epochs=3,
             batch_size=64,
             warmup_ratio=0.0,
-            pca_triplets=100,
             study_margins=True,
         ),
     },
@@ -142,9 +103,8 @@ SIZES: dict[str, DistanceDilemmaSizes] = register_sizes(
 
 
 def paper_aspects() -> list[Aspect]:
-    """What the paper profile is compared on with the Distance Dilemma study's setup, read from
-    :data:`~sbert_tutor.book.published.DISTANCE_DILEMMA` now (see
-    :mod:`sbert_tutor.book.deviations`)."""
+    """The paper profile against the study's setup, read from
+    :data:`~sbert_tutor.book.published.DISTANCE_DILEMMA` now (:mod:`~sbert_tutor.book.deviations`)."""
     dd, src = published.DISTANCE_DILEMMA, published.DISTANCE_DILEMMA_SOURCE
     return [
         Aspect("start model", HUB_NAMES[dd["start model"]], src, lambda s: start_label(s.model)),
@@ -273,33 +233,21 @@ def plot_results(table: pd.DataFrame, measures: Sequence[str] = MEASURES, axes=N
 
 def plot_triplet_pca(points: pd.DataFrame, n_lines: int = 15, axes=None):
     """One panel per model: queries, positives and negatives in PCA space (as in Rygaard et al.'s
-    Fig. 2B).
-
-    Thin lines join each of the first ``n_lines`` queries to its positive (green) and its
-    negative (red).
-    """
+    Fig. 2B), thin lines joining each of the first ``n_lines`` queries to its positive (green)
+    and its negative (red)."""
     models = list(dict.fromkeys(points["model"]))
     if axes is None:
         cols = min(3, len(models))
         rows = math.ceil(len(models) / cols)
         axes = new_panels(None, cols, (4.2 * cols, 3.8 * rows), rows=rows)
-    style = {
-        "query": ("o", "tab:blue"),
-        "positive": ("^", "tab:green"),
-        "negative": ("x", "tab:red"),
-    }
+    style = dict(query=("o", "tab:blue"), positive=("^", "tab:green"), negative=("x", "tab:red"))
     for ax, model in zip(axes, models, strict=False):
         sub = points[points["model"] == model]
         wide = sub.pivot(index="triplet", columns="role", values=["pc1", "pc2"])
         for i in wide.index[:n_lines]:
-            for role, colour in (("positive", "tab:green"), ("negative", "tab:red")):
-                ax.plot(
-                    [wide.loc[i, ("pc1", "query")], wide.loc[i, ("pc1", role)]],
-                    [wide.loc[i, ("pc2", "query")], wide.loc[i, ("pc2", role)]],
-                    color=colour,
-                    lw=0.6,
-                    alpha=0.5,
-                )
+            ends = wide.loc[i].unstack()  # rows pc1, pc2; one column a role
+            for role in ("positive", "negative"):
+                ax.plot(*ends[["query", role]].to_numpy(), color=style[role][1], lw=0.6, alpha=0.5)
         for role, (marker, colour) in style.items():
             r = sub[sub["role"] == role]
             ax.scatter(r["pc1"], r["pc2"], marker=marker, color=colour, s=16, label=role)
@@ -310,47 +258,3 @@ def plot_triplet_pca(points: pd.DataFrame, n_lines: int = 15, axes=None):
         ax.axis("off")
     axes[0].legend(fontsize=8, loc="best")
     return axes
-
-
-def platt_scale(
-    scores: Sequence[float], labels: Sequence[int], iterations: int = 100
-) -> tuple[float, float]:
-    r"""Fit :math:`P(\text{relevant} \mid s) = \sigma(a s + b)` by Platt's method (Platt, 1999).
-
-    Minimises the cross-entropy against Platt's smoothed targets
-    :math:`t_+ = \frac{N_+ + 1}{N_+ + 2}`, :math:`t_- = \frac{1}{N_- + 2}` (which keeps
-    :math:`a` finite on separable data) by Newton's method on :math:`(a, b)`.
-
-    Returns:
-        ``(a, b)`` as floats.
-
-    Raises:
-        ValueError: lengths differ, non-finite scores, or a class is missing.
-
-    Reference:
-        Platt (1999), "Probabilistic Outputs for Support Vector Machines and Comparisons to
-        Regularized Likelihood Methods".
-    """
-    c = np.asarray(scores, dtype=np.float64)
-    y = np.asarray(labels, dtype=np.float64)
-    if c.shape != y.shape or c.ndim != 1:
-        raise ValueError(f"scores {c.shape} and labels {y.shape} must be equal-length vectors")
-    if not np.isfinite(c).all():
-        raise ValueError("scores contain NaN or infinity")
-    n_pos, n_neg = int((y == 1).sum()), int((y == 0).sum())
-    if n_pos + n_neg != len(y):
-        raise ValueError("labels must be 0 or 1")
-    if not n_pos or not n_neg:
-        raise ValueError(f"need both classes to calibrate, got {n_pos} positive, {n_neg} negative")
-    t = np.where(y == 1, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
-    x = np.stack([c, np.ones_like(c)], axis=1)
-    w = np.array([0.0, math.log((n_pos + 1) / (n_neg + 1))])
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-(x @ w)))
-        grad = x.T @ (p - t)
-        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-12 * np.eye(2)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-12:
-            break
-    return float(w[0]), float(w[1])

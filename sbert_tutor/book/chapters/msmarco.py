@@ -1,7 +1,5 @@
-"""Chapter 5, MS MARCO: its sizes and deviations from its sources (:func:`paper_aspects`), the
-retrieve-then-re-rank diagram (:func:`retrieve_then_rerank`), where the first relevant passage
-ranks (:func:`plot_first_relevant_rank`; the ranks are computed on the page) and progress bars
-that stay short in an executed notebook (:func:`progress_every`, which chapter 15 uses too).
+"""Chapter 5, MS MARCO: its sizes, deviations (:func:`paper_aspects`) and figures, and progress
+bars that stay short in an executed notebook (:func:`progress_every`, which chapter 15 uses too).
 """
 
 from __future__ import annotations
@@ -52,8 +50,7 @@ SIZES: dict[str, MSMarcoSizes] = register_sizes(
 
 
 def paper_aspects() -> list[Aspect]:
-    """What the paper profile is compared on with sentence-transformers' MS MARCO documentation
-    (see :mod:`sbert_tutor.book.deviations`)."""
+    """The paper profile against sentence-transformers' MS MARCO documentation."""
     src = published.Source(published.SBERT_DOCS_MSMARCO)
     return [
         Aspect("corpus", "full", src, lambda s: s.corpus),
@@ -71,10 +68,8 @@ def paper_aspects() -> list[Aspect]:
 
 
 def retrieve_then_rerank(k: int = 100, top: int = 10) -> Figure:
-    r"""Retrieve-then-rerank: a bi-encoder retrieves ``k`` candidates from the embedded corpus,
-    a cross-encoder re-scores the ``k`` (query, passage) pairs and the best ``top`` are returned
-    (book chapter 5).
-    """
+    """Retrieve-then-rerank: a bi-encoder retrieves ``k`` candidates from the embedded corpus,
+    a cross-encoder re-scores the ``k`` (query, passage) pairs and the best ``top`` are returned."""
     fig, ax = canvas(7.0, 3.9)
     ax.text(0.1, 3.6, "once, offline", ha="left", va="center", fontsize=FONT, style="italic")
     ax.text(0.1, 2.35, "per query", ha="left", va="center", fontsize=FONT, style="italic")

@@ -1,8 +1,6 @@
 """Chapter 9, multiple negatives ranking (MNRL): its sizes and deviations from Taneja et al.
-(2023), the in-batch logit matrix diagram (:func:`in_batch_logit_matrix`, its cells' roles from
-:func:`logit_matrix_roles`) and the plots of the experiments the chapter runs on the page: the
-scale and batch-size sweeps and the duplicates in random batches.
-"""
+(2023), the in-batch logit matrix diagram and the plots of the experiments the chapter runs on the
+page (the scale and batch-size sweeps, the duplicates in random batches)."""
 
 from __future__ import annotations
 
@@ -57,11 +55,8 @@ SIZES: dict[str, MNRLSizes] = register_sizes(
             fixed_pairs=8192,
             start=Start(BERT, "mean"),
             steps=None,
-            epochs=1,
             batch_size=12,
-            examples=None,
             lr=2e-5,
-            warmup_ratio=0.1,
             seeds=PAPER_SEEDS,
         ),
     },
@@ -69,25 +64,22 @@ SIZES: dict[str, MNRLSizes] = register_sizes(
 
 
 def paper_aspects() -> list[Aspect]:
-    """What the paper profile is compared on with Taneja et al.'s MNRL setup, read from
-    :data:`~sbert_tutor.book.published.TANEJA_SETUP` now (see :mod:`sbert_tutor.book.deviations`)."""
+    """The paper profile vs Taneja et al.'s MNRL setup
+    (:data:`~sbert_tutor.book.published.TANEJA_SETUP`)."""
     tj, src = published.TANEJA_SETUP, published.TANEJA.at("section IV")
     kept = f"the {tj['entailment pairs kept']:,} entailment pairs of {NLI_TRAIN}"
+    paper = {
+        "start model": HUB_NAMES[tj["start model"]],
+        "pooling": POOLINGS[tj["start model"]],
+        "batch size": tj["batch size"],
+        "epochs": tj["epochs"],
+        "learning rate": tj["learning rate"],
+        "warm-up ratio": WARMUPS[tj["warm-up"]],
+        "optimizer": "Adam",
+        "training examples": "all",
+    }
     return [
-        *run_aspects(
-            src,
-            {"optimizer": ADAMW},
-            **{
-                "start model": HUB_NAMES[tj["start model"]],
-                "pooling": POOLINGS[tj["start model"]],
-                "batch size": tj["batch size"],
-                "epochs": tj["epochs"],
-                "learning rate": tj["learning rate"],
-                "warm-up ratio": WARMUPS[tj["warm-up"]],
-                "optimizer": "Adam",
-                "training examples": "all",
-            },
-        ),
+        *run_aspects(src, {"optimizer": ADAMW}, **paper),
         Aspect(
             "training data",
             kept,
@@ -109,11 +101,7 @@ LOGIT_ROLES = {
 def logit_matrix_roles(n: int, hard_negatives: bool = True) -> np.ndarray:
     r"""The role of each logit :math:`z_{ij}` of MNRL's :math:`N \times N` (or :math:`N \times 2N`
     with hard negatives) matrix, rows the anchors :math:`a_i`, columns the candidates
-    :math:`p_1..p_N` then :math:`n_1..n_N` (book chapter 9).
-
-    ``"target"`` on the diagonal (the row's positive), ``"in-batch negative"`` elsewhere among
-    the positives, ``"own hard negative"`` for :math:`n_i` in row :math:`i` and
-    ``"hard negative"`` for the other anchors' hard negatives.
+    :math:`p_1..p_N` then :math:`n_1..n_N` (book chapter 9), each a key of ``LOGIT_ROLES``.
     """
     if n < 1:
         raise ValueError(f"the batch needs at least one pair, got n={n}")
@@ -127,11 +115,9 @@ def logit_matrix_roles(n: int, hard_negatives: bool = True) -> np.ndarray:
 
 
 def in_batch_logit_matrix(n: int = 4, hard_negatives: bool = True) -> Figure:
-    r"""MNRL's logit matrix :math:`z_{ij} = s \cos(a_i, c_j)` for a batch of ``n`` pairs: one row
-    per anchor, a softmax along each row, its target on the diagonal, and (with
-    ``hard_negatives``) the :math:`N` hard-negative columns every anchor also sees (book
-    chapter 9).
-    """
+    r"""MNRL's logit matrix :math:`z_{ij} = s \cos(a_i, c_j)` for a batch of ``n`` pairs (book
+    chapter 9): one row per anchor, a softmax along each row, its target on the diagonal, and
+    (with ``hard_negatives``) the :math:`N` hard-negative columns every anchor also sees."""
     roles = logit_matrix_roles(n, hard_negatives)
     cols = roles.shape[1]
     size = min(0.5, 3.6 / cols)
@@ -141,31 +127,17 @@ def in_batch_logit_matrix(n: int = 4, hard_negatives: bool = True) -> Figure:
     cells(ax, roles, x0, y0, size, LOGIT_ROLES, labels=lambda i, j: f"$z_{{{i + 1}{j + 1}}}$")
     top = y0 + n * size
     row_labels(ax, [f"$a_{i + 1}$" for i in range(n)], x0, top, size)
+    centred = {"ha": "center", "va": "center", "fontsize": FONT}
     for j in range(cols):
         name = f"p_{j + 1}" if j < n else f"n_{j - n + 1}"
-        ax.text(
-            x0 + (j + 0.5) * size, top + 0.08, f"${name}$", ha="center", va="bottom", fontsize=FONT
-        )
-    ax.text(x0 + n * size / 2, top + 0.5, "positives", ha="center", va="center", fontsize=FONT)
+        ax.text(x0 + (j + 0.5) * size, top + 0.08, f"${name}$", **{**centred, "va": "bottom"})
+    ax.text(x0 + n * size / 2, top + 0.5, "positives", **centred)
     if hard_negatives:
-        ax.text(
-            x0 + 1.5 * n * size,
-            top + 0.5,
-            "hard negatives",
-            ha="center",
-            va="center",
-            fontsize=FONT,
-        )
+        ax.text(x0 + 1.5 * n * size, top + 0.5, "hard negatives", **centred)
         ax.plot([x0 + n * size] * 2, [y0 - 0.05, top + 0.6], color="black", lw=1.5)
     arrow(ax, (x0, y0 - 0.22), (x0 + cols * size, y0 - 0.22))
-    ax.text(
-        x0 + cols * size / 2,
-        y0 - 0.35,
-        r"softmax along each row $i$; the loss is the mean of $-\log P_{ii}$",
-        ha="center",
-        va="top",
-        fontsize=FONT - 1,
-    )
+    note = r"softmax along each row $i$; the loss is the mean of $-\log P_{ii}$"
+    ax.text(x0 + cols * size / 2, y0 - 0.35, note, ha="center", va="top", fontsize=FONT - 1)
     legend(ax, LOGIT_ROLES, legend_x, top - 0.15, set(roles.ravel()))
     return fig
 
@@ -188,8 +160,7 @@ def plot_scale_sweep(sweep: pd.DataFrame, ax=None):
 
 def plot_batch_size_sweep(sweep: pd.DataFrame, axes=None):
     """Loss vs chance level (left) and in-batch top-1 accuracy (right) against the batch size."""
-    axes = new_panels(axes, 2, (10, 3.8))
-    left, right = axes
+    left, right = axes = new_panels(axes, 2, (10, 3.8))
     n = sweep["batch size N"]
     left.semilogx(n, sweep["loss"], "o-", label="MNRL loss (fixed embeddings)")
     left.semilogx(n, sweep["chance log K"], "--", color="grey", label="chance: log K")

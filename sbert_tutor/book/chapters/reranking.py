@@ -1,27 +1,22 @@
-r"""Chapter 14, re-ranking: accuracy beside cost, then retrieve-then-re-rank on MS MARCO.
-
-The chapter's experiments are on its page: the cross-encoder and the bi-encoder trained the same
-way on STSb (SBERT's Table 2, Reimers & Gurevych, 2019), their pairs a second, the bi-encoder's
-top :math:`k` on held-out MS MARCO queries re-ranked at each depth, and the grid of first stages
-by re-rankers. This module holds what the page and the recorded study
-(``benchmarks/rerank_study.py``) share: the sizes, the data split by query
-(:func:`load_rerank_data`), the MS MARCO cross-encoder trained here (:func:`msmarco_reranker`),
-BM25's top 20 as a first stage (:func:`bm25_first_stage`) and the expected MRR@10 of a random
-order of the top :math:`k` (:func:`random_order_rr`); and the plots (:func:`plot_mrr_vs_k`,
-:func:`plot_rerank_grid`) and the published MS MARCO cross-encoder's numbers
-(:func:`published_reranker`).
+r"""Chapter 14, re-ranking: what its page and the recorded study (``benchmarks/rerank_study.py``)
+share: the sizes, the data split by query (:func:`load_rerank_data`), the MS MARCO cross-encoder
+trained here (:func:`msmarco_reranker`), BM25's top 20 (:func:`bm25_first_stage`), the grid of
+first stages by re-rankers (:func:`rerank_grid`, floor: :func:`random_order_rr`), the plots and
+the published cross-encoder's numbers (:func:`published_reranker`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from math import comb
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sbert_tutor.book.figures import new_axes
+from sbert_tutor.book.published import MSMARCO_CROSS_ENCODER, MSMARCO_CROSS_ENCODER_SOURCE
 from sbert_tutor.book.sizes import QUICK_RUN, SBERT_RUN, T4_LR, T4_RUN, RunSizes, register_sizes
 from sbert_tutor.book.weak_start import MINILM, CrossEncoderStart
 from sbert_tutor.data.msmarco import (
@@ -36,7 +31,7 @@ from sbert_tutor.data.msmarco import (
 )
 from sbert_tutor.data.table import DataTable
 from sbert_tutor.encoders.cross_encoder import CrossEncoder
-from sbert_tutor.metrics import Run, evaluate_run_per_query
+from sbert_tutor.metrics import Run, evaluate_run_per_query, rank_documents
 from sbert_tutor.search.rerank import PairScorer, cross_encoder_scores, merge_reranked
 from sbert_tutor.stats import paired_bootstrap
 from sbert_tutor.training import TrainingConfig
@@ -71,8 +66,8 @@ class RerankingSizes(RunSizes):
         other_passages: random ``corpus_mini`` passages searched beyond the test queries' judged
             passages and BM25 candidates (``None``: all of ``corpus_mini``).
         negatives_per_query: BM25 negatives a training query (the best-ranked; ``None``: all 19).
-        depths: the numbers of candidates k re-ranked; the largest is the retrieval depth.
-        msmarco_run: the MS MARCO cross-encoder's training run (start, steps, batch, lr).
+        depths: the numbers k of candidates re-ranked; the largest is the retrieval depth.
+        msmarco_run: the MS MARCO cross-encoder's training run.
     """
 
     cost_pairs: int
@@ -83,12 +78,26 @@ class RerankingSizes(RunSizes):
     msmarco_run: RunSizes
 
 
+# The MS MARCO cross-encoder starts from the retriever itself, all-MiniLM-L6-v2, with a new
+# one-logit head: one epoch (quick: 30 steps; t4: two epochs over all 19 BM25 negatives of the
+# 400 training queries, 1,000 steps of 16, the recorded rerank_study).
+_MSMARCO_RUN = RunSizes(steps=None, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,))
+# The STSb runs are chapter 7's (RegressionSizes); t4 and paper share the MS MARCO side.
+_T4 = RerankingSizes(
+    steps=240,
+    batch_size=16,
+    cost_pairs=1379,
+    test_queries=140,
+    other_passages=None,
+    negatives_per_query=None,
+    depths=(1, 5, 10, 20, 100),
+    msmarco_run=replace(_MSMARCO_RUN, epochs=2),
+    **T4_RUN,
+)
 #: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
 SIZES: dict[str, RerankingSizes] = register_sizes(
     "14_reranking",
     {
-        # the STSb runs are chapter 7's (RegressionSizes); the MS MARCO cross-encoder starts from
-        # the retriever itself, all-MiniLM-L6-v2, with a new one-logit head
         "quick": RerankingSizes(
             steps=60,
             batch_size=16,
@@ -98,37 +107,12 @@ SIZES: dict[str, RerankingSizes] = register_sizes(
             other_passages=0,
             negatives_per_query=3,
             depths=(1, 2, 5, 10, 20),
-            msmarco_run=RunSizes(steps=30, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)),
+            msmarco_run=replace(_MSMARCO_RUN, steps=30),
             **QUICK_RUN,
         ),
-        "t4": RerankingSizes(
-            steps=240,
-            batch_size=16,
-            examples=None,
-            cost_pairs=1379,
-            test_queries=140,
-            other_passages=None,
-            # all 19 BM25 negatives of the 400 training queries, two epochs: 1,000 steps of 16
-            # (the recorded rerank_study)
-            negatives_per_query=None,
-            depths=(1, 5, 10, 20, 100),
-            msmarco_run=RunSizes(
-                steps=None, epochs=2, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)
-            ),
-            **T4_RUN,
-        ),
-        "paper": RerankingSizes(
-            steps=None,
-            epochs=4,
-            examples=None,
-            cost_pairs=1379,
-            test_queries=140,
-            other_passages=None,
-            negatives_per_query=None,
-            depths=(1, 5, 10, 20, 100),
-            msmarco_run=RunSizes(steps=None, batch_size=16, start=MINILM, lr=T4_LR, seeds=(0,)),
-            seeds=tuple(range(10)),
-            **SBERT_RUN,
+        "t4": _T4,
+        "paper": replace(
+            _T4, steps=None, epochs=4, msmarco_run=_MSMARCO_RUN, seeds=tuple(range(10)), **SBERT_RUN
         ),
     },
 )
@@ -137,16 +121,11 @@ SIZES: dict[str, RerankingSizes] = register_sizes(
 # ------------------------------------------------------------------------ part 2: MS MARCO
 @dataclass(frozen=True)
 class RerankData:
-    """The dev subset split by query: a test collection and training rows.
-
-    Attributes:
-        split: the query ids of each side (no query in both).
-        test: the held-out queries, their judged passages, their BM25 candidates and
-            ``other_passages`` random ``corpus_mini`` passages (the searched corpus).
-        train: ``(query, passage, label)`` rows of the training queries' labelled BM25
-            candidates: the positive, then the best-ranked negatives.
-        files: data files read (hashed into provenance); notes: how it was built.
-    """
+    """The dev subset split by query (``split``: no query on both sides): ``test``, the held-out
+    queries with their judged passages, BM25 candidates and ``other_passages`` random
+    ``corpus_mini`` passages (the searched corpus); ``train``, ``(query, passage, label)`` rows
+    of the training queries' labelled BM25 candidates (the positive, then the best-ranked
+    negatives); the data ``files`` read (hashed into provenance), ``notes`` on how it was built."""
 
     split: QuerySplit
     test: MSMarcoData
@@ -192,12 +171,9 @@ def msmarco_reranker(
     sizes: RerankingSizes, train: DataTable, config: TrainingConfig, device: str | None = None
 ) -> tuple[CrossEncoder, str]:
     """The re-ranker and how it was made, in words: a cross-encoder trained with ``ce_bce`` on
-    ``train`` from ``sizes.msmarco_run.start`` with a new one-logit head (seed 0).
-
-    The same model is trained whether or not the hub is reachable, so the page shows the same
-    run everywhere; the published MS MARCO cross-encoder is shown as its published numbers
-    (:func:`published_reranker`).
-    """
+    ``train`` from ``sizes.msmarco_run.start`` with a new one-logit head (seed 0), the same run
+    with or without the hub (the published model is shown by its numbers,
+    :func:`published_reranker`)."""
     start = CrossEncoderStart(sizes.msmarco_run.start)
     run = fit(start.load(), "ce_bce", train, config, device=device)
     how = (
@@ -209,20 +185,11 @@ def msmarco_reranker(
 
 def published_reranker() -> pd.DataFrame:
     """The published MS MARCO cross-encoder's numbers (re-ranking; labelled with their source)."""
-    from sbert_tutor.book.published import MSMARCO_CROSS_ENCODER, MSMARCO_CROSS_ENCODER_SOURCE
-
+    columns = ["ndcg@10 (TREC DL19, re-ranking)", "mrr@10 (MS MARCO dev, re-ranking)"]
     frame = pd.DataFrame.from_dict(
-        MSMARCO_CROSS_ENCODER,
-        orient="index",
-        columns=[
-            "ndcg@10 (TREC DL19, re-ranking)",
-            "mrr@10 (MS MARCO dev, re-ranking)",
-            "docs/s (V100)",
-        ],
+        MSMARCO_CROSS_ENCODER, orient="index", columns=[*columns, "docs/s (V100)"]
     )
-    frame["source"] = str(MSMARCO_CROSS_ENCODER_SOURCE)
-    frame.index.name = "model (published)"
-    return frame
+    return frame.assign(source=str(MSMARCO_CROSS_ENCODER_SOURCE)).rename_axis("model (published)")
 
 
 def plot_mrr_vs_k(table: pd.DataFrame, ax=None, label: str = "re-ranked"):
@@ -233,8 +200,7 @@ def plot_mrr_vs_k(table: pd.DataFrame, ax=None, label: str = "re-ranked"):
     ax.plot(reranked.index, reranked["mrr@10"], "o-", color="C0", label=label)
     ax.axhline(table.loc[0, "mrr@10"], color="grey", ls=":", label="bi-encoder alone")
     ax.set_xscale("log")
-    ax.set_xticks(list(reranked.index))
-    ax.set_xticklabels([str(k) for k in reranked.index])
+    ax.set_xticks(list(reranked.index), [str(k) for k in reranked.index])
     ax.set_xlabel("candidates re-ranked, k")
     ax.set_ylabel("MRR@10")
     right = ax.twinx()
@@ -245,14 +211,14 @@ def plot_mrr_vs_k(table: pd.DataFrame, ax=None, label: str = "re-ranked"):
     return ax
 
 
-# ------------------------------------------------------------ part 3: which first stage, which re-ranker
+# ------------------------------------------------------ part 3: which first stage, which re-ranker
 #: The depth of the BM25 candidate lists in the data (Anserini's top 20): the grid re-ranks it.
 BM25_DEPTH = 20
 
 
 def bm25_first_stage(data: MSMarcoData) -> Run:
-    """Anserini's BM25 top 20 of each test query of ``data`` as a run (score: minus the rank),
-    read from the data's candidate lists (:func:`~sbert_tutor.data.msmarco.load_bm25_candidates`)."""
+    """Anserini's BM25 top 20 of each test query of ``data`` as a run (score: minus the rank), read
+    from the data's candidate lists (:func:`~sbert_tutor.data.msmarco.load_bm25_candidates`)."""
     ranked = load_bm25_candidates()
     missing = [q for q in data.queries if q not in ranked]
     if missing:
@@ -268,8 +234,6 @@ def random_order_rr(ranking: Sequence[str], relevant: set[str], k: int, cutoff: 
     \frac1r \binom{k-r}{m-1} / \binom{k}{m}`; with none there, the first stage's own RR@cutoff
     below :math:`k`. One relevant among 20: :math:`H_{10}/20 \approx 0.146`.
     """
-    from math import comb
-
     top = list(ranking[:k])
     m = sum(p in relevant for p in top)
     if m:
@@ -287,19 +251,12 @@ def rerank_grid(
     k: int = BM25_DEPTH,
     scored: Mapping[tuple[str, str], Mapping[str, Mapping[str, float]]] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
-    """Every re-ranker on every first stage's top ``k``, on the same queries; ``scored`` holds
-    scores a re-ranker already gave a first stage's candidates (its first ``k`` or more, as
-    :func:`~sbert_tutor.search.rerank.cross_encoder_scores` returns them), keyed
-    ``(first stage, re-ranker)``: not computed again.
-
-    Returns a table (one row per first stage and re-ranker, ``"none"`` for the first stage
-    alone): MRR@10, nDCG@10, the first stage's recall@k, the MRR@10 a random order of its top k
-    would give (:func:`random_order_rr`), and the change of MRR@10 over the first stage with its
-    95% paired bootstrap interval over the queries; and each run's RR@10 query by query
-    (``{first stage: {re-ranker: {qid: rr}}}``).
-    """
-    from sbert_tutor.metrics import rank_documents
-
+    """Every re-ranker on every first stage's top ``k``, on the same queries (``scored``: scores
+    already given, by ``(first stage, re-ranker)``, not computed again). Returns one row per
+    first stage and re-ranker (``"none"``: the stage alone): MRR@10, nDCG@10, the stage's
+    recall@k, a random order's MRR@10 (:func:`random_order_rr`), the change of MRR@10 over the
+    stage with its 95% paired bootstrap interval; and each run's RR@10 by query,
+    ``{first stage: {re-ranker: {qid: rr}}}``."""
     threshold = data.relevance_threshold
     rows, per_query = [], {}
     for stage, run in first_stages.items():
@@ -352,14 +309,13 @@ def plot_rerank_grid(table: pd.DataFrame, ax=None, title: str | None = None):
     stages = list(dict.fromkeys(table.index.get_level_values(0)))
     names = list(dict.fromkeys(table.index.get_level_values(1)))
     width = 0.8 / len(names)
+    base = table.xs("none", level=1).reindex(stages)["mrr@10"].to_numpy()
     for j, name in enumerate(names):
         rows = table.xs(name, level=1).reindex(stages)
         x = np.arange(len(stages)) + (j - (len(names) - 1) / 2) * width
-        base = table.xs("none", level=1).reindex(stages)["mrr@10"].to_numpy()
         errors = None
-        if name != "none":
-            low = base + rows["95% low"].to_numpy()
-            high = base + rows["95% high"].to_numpy()
+        if name != "none":  # the change's interval, drawn around the re-ranked bar
+            low, high = base + rows["95% low"].to_numpy(), base + rows["95% high"].to_numpy()
             errors = [rows["mrr@10"] - low, high - rows["mrr@10"]]
         label = "first stage alone" if name == "none" else f"re-ranked: {name}"
         ax.bar(x, rows["mrr@10"], width, label=label, color=f"C{j}", yerr=errors, capsize=3)

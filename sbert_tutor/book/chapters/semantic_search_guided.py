@@ -1,9 +1,7 @@
 """Chapter 11: contrastive learning guided by semantic search (Oh, Kim and Lim, n.d., "Guidance
 by Semantic Search for Contrastive Learning of Sentence Embeddings"), beside SimCSE's dropout
-positives (Gao et al., 2021): the chapter's sizes, its deviations from the paper, and the
-histogram of the mined positives' teacher cosines (:func:`plot_teacher_cosines`). The pool, the
-mining and the two kinds of pairs are built on the chapter's page.
-"""
+positives (Gao et al., 2021): the sizes, the deviations from the paper and the histogram of the
+mined positives' teacher cosines. The pool, the mining and the pairs are built on the page."""
 
 from __future__ import annotations
 
@@ -24,10 +22,10 @@ __all__ = ["SIZES", "SearchGuidedSizes", "paper_aspects", "plot_teacher_cosines"
 
 @dataclass(frozen=True, kw_only=True)
 class SearchGuidedSizes(RunSizes):
-    """Chapter 11 (semantic-search guidance): unlabelled sentences in the pool; ``start`` is the
-    student (the teacher is always all-MiniLM-L6-v2 itself)."""
+    """Chapter 11 (semantic-search guidance): unlabelled sentences in the pool (``None``: every
+    STSb train sentence); ``start`` is the student (the teacher is always all-MiniLM-L6-v2)."""
 
-    pool: int | None
+    pool: int | None = None
 
 
 #: Per profile (:func:`~sbert_tutor.book.sizes.sizes_for` reads them).
@@ -35,44 +33,35 @@ SIZES: dict[str, SearchGuidedSizes] = register_sizes(
     "11_semantic_search_guided",
     {
         "quick": SearchGuidedSizes(pool=1280, steps=40, batch_size=32, **QUICK_RUN),
-        "t4": SearchGuidedSizes(pool=None, steps=100, batch_size=64, **T4_RUN),
+        "t4": SearchGuidedSizes(steps=100, batch_size=64, **T4_RUN),
         "paper": SearchGuidedSizes(
-            pool=None,
-            start=Start(BERT, "cls"),
-            steps=None,
-            epochs=1,
-            batch_size=32,
-            lr=3e-5,
-            seeds=PAPER_SEEDS,
+            start=Start(BERT, "cls"), steps=None, batch_size=32, lr=3e-5, seeds=PAPER_SEEDS
         ),
     },
 )
 
 
 def paper_aspects() -> list[Aspect]:
-    """What the paper profile is compared on with Oh et al.'s setup, read from
-    :data:`~sbert_tutor.book.published.OH_SETUP` now (see :mod:`sbert_tutor.book.deviations`)."""
+    """The paper profile vs Oh et al.'s setup, :data:`~sbert_tutor.book.published.OH_SETUP`."""
     oh, src = published.OH_SETUP, published.OH.at("section 3")
+    why = {
+        "epochs": "the paper states none; one epoch",
+        "warm-up ratio": "the paper states none; the trainer's default warm-up over 10% "
+        "of the steps",
+        "optimizer": "the paper states none; the trainer's AdamW",
+    }
+    paper = {
+        "start model": HUB_NAMES[oh["student"]],
+        "pooling": POOLINGS[oh["student"]],
+        "batch size": oh["batch size"],
+        "epochs": NOT_STATED,
+        "learning rate": oh["learning rate"],
+        "warm-up ratio": NOT_STATED,
+        "optimizer": NOT_STATED,
+        "training examples": "all",
+    }
     return [
-        *run_aspects(
-            src,
-            {
-                "epochs": "the paper states none; one epoch",
-                "warm-up ratio": "the paper states none; the trainer's default warm-up over 10% "
-                "of the steps",
-                "optimizer": "the paper states none; the trainer's AdamW",
-            },
-            **{
-                "start model": HUB_NAMES[oh["student"]],
-                "pooling": POOLINGS[oh["student"]],
-                "batch size": oh["batch size"],
-                "epochs": NOT_STATED,
-                "learning rate": oh["learning rate"],
-                "warm-up ratio": NOT_STATED,
-                "optimizer": NOT_STATED,
-                "training examples": "all",
-            },
-        ),
+        *run_aspects(src, why, **paper),
         Aspect(
             "sentence pool",
             NOT_STATED,

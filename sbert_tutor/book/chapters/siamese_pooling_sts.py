@@ -1,7 +1,5 @@
-"""Chapter 3, Siamese SBERT, pooling and STS: its sizes and its figures (:func:`plot_pooling`,
-:func:`plot_cosine_histograms`, :func:`plot_sts_tasks`). The loop that swaps the pooling of one
-encoder (:meth:`~sbert_tutor.encoders.sentence_encoder.SentenceEncoder.with_pooling`), scores STS
-and the anisotropy of each and sets them beside the SBERT paper's Table 6 is on the page.
+"""Chapter 3, Siamese SBERT, pooling and STS: its sizes and its figures. The loop over the poolings
+of one encoder, with STS, anisotropy and the SBERT paper's Table 6, is on the page.
 """
 
 from __future__ import annotations
@@ -41,13 +39,8 @@ def plot_pooling(table: pd.DataFrame, ax=None):
     ax = new_axes(ax, figsize=(5, 3.5))
     bars = ax.bar(table["pooling"], table["spearman"], color=["C0", "C1", "C2"][: len(table)])
     for bar, a in zip(bars, table["anisotropy"], strict=False):
-        ax.text(
-            bar.get_x() + bar.get_width() / 2,
-            bar.get_height() + 0.5,
-            f"anisotropy {a:.2f}",
-            ha="center",
-            fontsize=8,
-        )
+        x = bar.get_x() + bar.get_width() / 2
+        ax.text(x, bar.get_height() + 0.5, f"anisotropy {a:.2f}", ha="center", fontsize=8)
     ax.set_ylabel("Spearman x100")
     ax.set_ylim(0, max(100, float(table["spearman"].max()) + 10))
     return ax
@@ -57,31 +50,23 @@ def plot_cosine_histograms(groups: Mapping[str, np.ndarray], ax=None, bins: int 
     """Overlaid histograms of cosine similarities, one per named group."""
     ax = new_axes(ax)
     for name, values in groups.items():
-        ax.hist(
-            values,
-            bins=bins,
-            range=(-0.2, 1.0),
-            alpha=0.5,
-            density=True,
-            label=f"{name} (mean {np.mean(values):.2f})",
-        )
+        label = f"{name} (mean {np.mean(values):.2f})"
+        ax.hist(values, bins=bins, range=(-0.2, 1.0), alpha=0.5, density=True, label=label)
     ax.set_xlabel("cosine similarity")
     ax.set_ylabel("density")
     ax.legend(fontsize=8)
     return ax
 
 
-def plot_sts_tasks(table: pd.DataFrame, published: pd.DataFrame | None = None, ax=None):
+def plot_sts_tasks(table: pd.DataFrame, published: pd.DataFrame, ax=None):
     """Our per-task Spearman beside published rows (labelled)."""
     ax = new_axes(ax, figsize=(8, 4))
     ours = table[table["task"] != "avg"]
     x = np.arange(len(ours))
     rows = {"this run": ours["spearman"].to_numpy()}
-    if published is not None:
-        for name, row in published.iterrows():
-            rows[f"{name} (published)"] = row[
-                [c for c in published.columns if c != "avg"]
-            ].to_numpy(dtype=float)
+    tasks = published.drop(columns="avg", errors="ignore")
+    for name, row in tasks.iterrows():
+        rows[f"{name} (published)"] = row.to_numpy(dtype=float)
     width = 0.8 / len(rows)
     for k, (name, values) in enumerate(rows.items()):
         ax.bar(x + k * width - 0.4 + width / 2, values, width, label=name)

@@ -1,8 +1,6 @@
 """Chapter 10, SupMPN (Dehghan & Amasyali, 2022): its sizes and deviations from the paper, and
-the diagram of the denominator of eq. 7 (:func:`supmpn_denominator`, its cells' roles from
-:func:`supmpn_denominator_roles`). The chapter's analyses (SupMPN against MNRL, the
-denominator's mass, the NLI groups' sources) run on its page.
-"""
+the diagram of the denominator of eq. 7 (its cells' roles from :func:`supmpn_denominator_roles`).
+The chapter's analyses run on its page."""
 
 from __future__ import annotations
 
@@ -54,13 +52,10 @@ SIZES: dict[str, SupMPNSizes] = register_sizes(
             batch_size=32, steps=60, examples=None, positives=2, negatives=2, **T4_RUN
         ),
         "paper": SupMPNSizes(
-            # the paper pools the average of the first and last layers; the library pools the
-            # last layer only (see deviation_table)
             start=Start(BERT, "mean"),
             batch_size=256,
             steps=None,
             epochs=3,
-            examples=None,
             positives=5,
             negatives=5,
             lr=5e-5,
@@ -71,34 +66,31 @@ SIZES: dict[str, SupMPNSizes] = register_sizes(
 
 
 def paper_aspects() -> list[Aspect]:
-    """What the paper profile is compared on with Dehghan & Amasyali's SupMPN setup, read from
-    :data:`~sbert_tutor.book.published.SUPMPN_SETUP` now (see :mod:`sbert_tutor.book.deviations`)."""
+    """The paper profile vs Dehghan & Amasyali's SupMPN setup
+    (:data:`~sbert_tutor.book.published.SUPMPN_SETUP`)."""
     sm, src = published.SUPMPN_SETUP, published.SUPMPN.at("sections 5.1-5.3")
     simcse = f"{NOT_STATED} (SimCSE-sup's setup)"
+    why = {
+        "pooling": "sbert_tutor.encoders.pooling pools the last layer only; the average of the "
+        "first and last layers needs every layer's hidden states, which the encoder does not keep",
+        "learning rate": "the paper states none (it follows SimCSE-sup's setup); 5e-5 is "
+        "the rate of SimCSE's supervised BERT-base runs",
+        "warm-up ratio": "the paper states none; the trainer's default warm-up over 10% "
+        "of the steps",
+        "optimizer": "the paper states none; the trainer's AdamW",
+    }
+    paper = {
+        "start model": HUB_NAMES[sm["start models"]],
+        "pooling": POOLINGS[sm["pooling"]],
+        "batch size": sm["batch size (base, large)"][0],
+        "epochs": sm["epochs"],
+        "learning rate": simcse,
+        "warm-up ratio": simcse,
+        "optimizer": simcse,
+        "training examples": "all",
+    }
     return [
-        *run_aspects(
-            src,
-            {
-                "pooling": "sbert_tutor.encoders.pooling pools the last layer only; the average "
-                "of the first and last layers needs every layer's hidden states, which the "
-                "encoder does not keep",
-                "learning rate": "the paper states none (it follows SimCSE-sup's setup); 5e-5 is "
-                "the rate of SimCSE's supervised BERT-base runs",
-                "warm-up ratio": "the paper states none; the trainer's default warm-up over 10% "
-                "of the steps",
-                "optimizer": "the paper states none; the trainer's AdamW",
-            },
-            **{
-                "start model": HUB_NAMES[sm["start models"]],
-                "pooling": POOLINGS[sm["pooling"]],
-                "batch size": sm["batch size (base, large)"][0],
-                "epochs": sm["epochs"],
-                "learning rate": simcse,
-                "warm-up ratio": simcse,
-                "optimizer": simcse,
-                "training examples": "all",
-            },
-        ),
+        *run_aspects(src, why, **paper),
         Aspect(
             "positives P, negatives Q",
             sm["positives P, negatives Q per anchor"],
@@ -162,11 +154,9 @@ def supmpn_denominator(
 ) -> Figure:
     r"""SupMPN's denominator :math:`D_{ik}` drawn as the batch's candidates, one row per group
     (anchor :math:`a_j` with its :math:`P` positives and :math:`Q` hard negatives), coloured by
-    their role for anchor ``anchor`` and positive ``positive`` (book chapter 10).
-    """
+    their role for anchor ``anchor`` and positive ``positive`` (book chapter 10)."""
     roles = supmpn_denominator_roles(n, p, q, anchor, positive)
-    size = 0.6
-    x0, y0 = 1.0, 0.35
+    size, x0, y0 = 0.6, 1.0, 0.35
     top = y0 + n * size
     fig, ax = canvas(7.0, top + 0.85)
 

@@ -1,27 +1,16 @@
 r"""Chapter 12a (training a retriever): six ways to fine-tune a bi-encoder on the same queries.
 
-From one start model and one split of the MS MARCO dev subset's queries (the test queries never
-train), the chapter trains the six :data:`VARIANTS` and scores each, and the start model, on the
-held-out queries: :data:`MEASURES`, and each per query for the paired bootstrap. The study's
-pieces, which the chapter's loop and :func:`run_study` (the recorded runs',
-``benchmarks/retriever_study.py``) call in the same order: :func:`load_retriever_data` (the
-split and its rows), :func:`train_teachers` (a cross-encoder trained with ``ce_bce`` on the
-training queries' labelled BM25 candidates, and the ``miner`` as a bi-encoder teacher, each with
-its :func:`rerank_quality`), :func:`mined_sets` (one hard negative per training pair, mined from
-the *training* queries' BM25 candidates only, with BM25 or with the dense ``miner``; the
-Margin-MSE rows labelled with the teachers' margins), :func:`train_variant` and
-:func:`evaluate_variant`.
-
-The sizes of each profile live here (:data:`SIZES`), with the figures of the study
-(:func:`plot_study`) and of the recorded memory runs of ``mnrl`` against ``cached_mnrl``
-(:func:`plot_memory`).
-"""
+One start model, one split of the MS MARCO dev subset's queries: the six :data:`VARIANTS` and the
+start model scored on the held-out queries (:data:`MEASURES`, and per query for the bootstrap).
+The chapter's loop and :func:`run_study` (``benchmarks/retriever_study.py``'s) call the same
+pieces in the same order. Also: each profile's :data:`SIZES`, the study's figure and that of the
+recorded ``mnrl`` / ``cached_mnrl`` memory runs."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -36,15 +25,7 @@ from sbert_tutor.book.weak_start import (
     load_start,
     start_label,
 )
-from sbert_tutor.data.msmarco import (
-    MSMarcoData,
-    bm25_candidates_path,
-    candidate_pairs,
-    load_bm25_candidates,
-    load_msmarco,
-    sample_msmarco,
-    split_queries,
-)
+from sbert_tutor.data import msmarco
 from sbert_tutor.evaluation.retrieval import encode_corpus, evaluate_retrieval
 from sbert_tutor.metrics import evaluate_run, evaluate_run_per_query
 from sbert_tutor.search.rerank import BiEncoderScorer, rerank
@@ -91,18 +72,16 @@ class RetrieverSizes(ChapterSizes):
         start: the bi-encoder every variant starts from (a hub name or a :class:`WeakStart`).
         miner: the dense model that mines negatives (a stronger, already trained retriever).
         teacher_start: the cross-encoder teacher's start (its transformer, a new one-logit head).
-        test_queries: held-out queries of the 540 (the rest train).
-        train_queries: how many of the other queries train (a seeded subset of them; ``None``:
-            all of them).
+        test_queries: held-out queries of the 540; ``train_queries``: how many of the others
+            train (a seeded subset; ``None``: all).
         other_passages: random ``corpus_mini`` passages added to the test corpus beyond the test
             queries' judged passages and BM25 candidates (``None``: the whole mini corpus).
         epochs, batch_size, lr, warmup_ratio: every variant's training (the same for all six).
         relative_margin: the dense miner's false-negative filter (a negative must score below
-            ``(1 - relative_margin)`` times its positive).
-        mine_range_max: the dense miner looks this deep into its ranking for a negative that
-            passes the filter (a pair with none is dropped, as sentence-transformers does).
-        teacher_epochs, teacher_batch_size, teacher_lr: the cross-encoder's ``ce_bce`` training.
-        teacher_negatives: BM25 negatives per training query in the teacher's rows.
+            ``(1 - relative_margin)`` times its positive); ``mine_range_max``: how deep it looks
+            for one that passes (a pair with none is dropped, as sentence-transformers does).
+        teacher_epochs, teacher_batch_size, teacher_lr: the cross-encoder's ``ce_bce`` training;
+            ``teacher_negatives``: BM25 negatives per training query in its rows (``None``: all).
         seeds: each variant's training seeds.
     """
 
@@ -120,56 +99,26 @@ class RetrieverSizes(ChapterSizes):
     mine_range_max: int = 50
     teacher_epochs: int = 1
     teacher_batch_size: int = 32
-    teacher_lr: float = 2e-5
-    teacher_negatives: int | None = None
+    teacher_lr: float = 5e-5
+    teacher_negatives: int | None = 4
     seeds: tuple[int, ...] = (0,)
 
     def describe(self) -> dict[str, Any]:
         """Every field, the models by their labels (for tables and the results file)."""
+        described = {f.name: getattr(self, f.name) for f in fields(self)}
         models = ("start", "miner", "teacher_start")
-        return {
-            f.name: start_label(getattr(self, f.name))
-            if f.name in models
-            else getattr(self, f.name)
-            for f in fields(self)
-        }
-
-    def config(self, seed: int) -> TrainingConfig:
-        """The :class:`~sbert_tutor.training.TrainingConfig` of every variant's run."""
-        return TrainingConfig(
-            epochs=self.epochs,
-            batch_size=self.batch_size,
-            lr=self.lr,
-            warmup_ratio=self.warmup_ratio,
-            seed=seed,
-            show_progress_bar=False,
-        )
+        return described | {name: start_label(described[name]) for name in models}
 
 
-_T4 = RetrieverSizes(
-    start=WeakStart(layers=2),
-    test_queries=200,
-    other_passages=None,
-    epochs=10,
-    batch_size=32,
-    lr=1e-4,
-    teacher_epochs=8,
-    teacher_batch_size=32,
-    teacher_lr=5e-5,
-    teacher_negatives=4,
-    seeds=(0, 1, 2),
-)
+_T4 = RetrieverSizes(start=WeakStart(layers=2), epochs=10, teacher_epochs=8, seeds=(0, 1, 2))
 #: The profiles' sizes. ``quick``: the smallest run that trains every variant: a one-layer start
 #: with room to learn, one epoch over 200 of the 440 training queries (all 440, in the full run
-#: at c80836f, raised in-batch negatives' live gain over the start from +0.044 to +0.085
-#: MRR@10, with the same verdicts for Margin-MSE, and the study loop took 560 s against 297 s
-#: for 200 with the fused optimizer at b2a6165), one seed, 100 test queries over their
-#: candidates plus 2,000 other passages, and a teacher trained for one short epoch (weak:
-#: the chapter says so and shows its re-ranking quality). ``t4``: the recorded GPU run's sizes:
-#: a two-layer start, 200 test queries over the whole mini corpus,
-#: three seeds, and a teacher trained for eight epochs on each training query's positive and
-#: four best-ranked BM25 negatives. ``paper``: the t4 sizes (the study is the book's own; no
-#: paper's setup to follow).
+#: at c80836f, raised in-batch negatives' live gain over the start from +0.044 to +0.085 MRR@10,
+#: with the same verdicts for Margin-MSE, and the study loop took 560 s against 297 s for 200
+#: with the fused optimizer at b2a6165), one seed, a small test corpus, and a teacher trained for
+#: one short epoch (weak: the chapter says so and shows its re-ranking quality). ``t4``: the
+#: recorded GPU run's sizes (the whole mini corpus). ``paper``: the t4 sizes (the study is the
+#: book's own; no paper's setup to follow).
 SIZES: dict[str, RetrieverSizes] = register_sizes(
     "12a_training_a_retriever",
     {
@@ -179,42 +128,30 @@ SIZES: dict[str, RetrieverSizes] = register_sizes(
             test_queries=100,
             train_queries=200,
             other_passages=2000,
-            epochs=1,
-            batch_size=32,
             lr=2e-4,
-            teacher_epochs=1,
-            teacher_batch_size=32,
-            teacher_lr=5e-5,
-            teacher_negatives=4,
-            seeds=(0,),
         ),
         "t4": _T4,
-        "paper": _T4,  # no paper's setup: the study is the book's own
+        "paper": _T4,
     },
 )
 
 
 @dataclass
 class RetrieverData:
-    """The split and the rows built from it.
+    """The split and the rows built from it: ``test`` (the held-out queries and the searched
+    corpus), ``pairs`` (the training queries' (anchor, positive) rows, one a judged passage),
+    ``pool`` (the passages negatives are mined from: the training queries' BM25 candidates),
+    ``labelled`` (the teacher's (query, passage, label) rows: each training query's positive and
+    its other BM25 candidates), ``test_candidates`` (each test query's BM25 top 20, best first:
+    what the teacher re-ranks), ``files`` (data files read) and ``notes`` (how it was built)."""
 
-    Attributes:
-        test: the held-out queries and the searched corpus.
-        pairs: (anchor, positive) rows of the training queries, one a judged passage.
-        pool: the passages negatives are mined from (the training queries' BM25 candidates).
-        labelled: (query, passage, label) rows for the teacher: each training query's positive
-            and its other BM25 candidates.
-        test_candidates: each test query's BM25 top 20, best first (what the teacher re-ranks).
-        files: data files read; notes: how it was built.
-    """
-
-    test: MSMarcoData
+    test: msmarco.MSMarcoData
     pairs: pd.DataFrame
     pool: list[str]
     labelled: pd.DataFrame
     test_candidates: dict[str, list[str]]
-    files: tuple[Any, ...] = ()
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    files: tuple[Any, ...]
+    notes: tuple[str, ...]
 
     def describe(self) -> dict[str, int]:
         """Sizes, for tables and provenance."""
@@ -230,9 +167,9 @@ class RetrieverData:
 
 def load_retriever_data(sizes: RetrieverSizes, seed: int = 0) -> RetrieverData:
     """Split the dev subset's 540 queries by query (``seed``) and build every row the study uses."""
-    dev = load_msmarco("msmarco-dev-subset")
-    labelled = load_bm25_candidates(with_labels=True)
-    split = split_queries(list(dev.queries), sizes.test_queries, seed=seed)
+    dev = msmarco.load_msmarco("msmarco-dev-subset")
+    bm25 = msmarco.load_bm25_candidates(with_labels=True)  # {qid: [(pid, label), ...]}
+    split = msmarco.split_queries(list(dev.queries), sizes.test_queries, seed=seed)
     train = split.train
     if sizes.train_queries is not None:
         if not 0 < sizes.train_queries <= len(train):
@@ -240,37 +177,30 @@ def load_retriever_data(sizes: RetrieverSizes, seed: int = 0) -> RetrieverData:
                 f"RetrieverSizes.train_queries={sizes.train_queries!r}: the split leaves "
                 f"{len(train)} training queries; pass 1..{len(train)}, or None for all of them"
             )
-        keep = set(seeded_subset(len(train), sizes.train_queries, seed).tolist())
-        train = tuple(q for i, q in enumerate(train) if i in keep)
-    held_out = replace(
-        dev,
-        queries={q: dev.queries[q] for q in split.test},
-        qrels={q: dev.qrels[q] for q in split.test},
-    )
-    test_candidates = {q: [p for p, _ in labelled[q]] for q in split.test if q in labelled}
-    test = sample_msmarco(
-        held_out, None, sizes.other_passages, seed=seed, candidates=test_candidates
-    )
+        train = tuple(train[i] for i in seeded_subset(len(train), sizes.train_queries, seed))
+    held_out = replace(dev, queries={q: dev.queries[q] for q in split.test})
+    ranked = {q: [p for p, _ in bm25[q]] for q in split.test if q in bm25}
+    test = msmarco.sample_msmarco(held_out, None, sizes.other_passages, seed, candidates=ranked)
     threshold = dev.relevance_threshold
     pairs, pool = [], {}
     for qid in train:
         relevant = sorted(p for p, g in dev.qrels.get(qid, {}).items() if g >= threshold)
         pairs += [(dev.queries[qid], dev.corpus[p]) for p in relevant if p in dev.corpus]
-        for pid, _ in labelled.get(qid, ()):
+        for pid, _ in bm25.get(qid, ()):
             pool.setdefault(pid, dev.corpus[pid])
-    rows = candidate_pairs(dev.queries, dev.corpus, labelled, train, sizes.teacher_negatives)
+    rows = msmarco.candidate_pairs(dev.queries, dev.corpus, bm25, train, sizes.teacher_negatives)
     note = (
         f"split by query (seed {seed}): {len(split.test)} test queries, {len(train)} of the "
-        f"{len(split.train)} others as training queries, with {len(pairs)} judged (query, passage) pairs; negatives mined from "
-        f"the training queries' {len(pool):,} BM25-candidate passages"
+        f"{len(split.train)} others as training queries, with {len(pairs)} judged (query, passage) "
+        f"pairs; negatives mined from the training queries' {len(pool):,} BM25-candidate passages"
     )
     return RetrieverData(
         test=test,
         pairs=pd.DataFrame(pairs, columns=["anchor", "positive"]),
         pool=list(pool.values()),
         labelled=pd.DataFrame(rows, columns=["query", "passage", "label"]),
-        test_candidates=test_candidates,
-        files=(*dev.files, bm25_candidates_path()),
+        test_candidates=ranked,
+        files=(*dev.files, msmarco.bm25_candidates_path()),
         notes=(*test.notes, note),
     )
 
@@ -278,12 +208,10 @@ def load_retriever_data(sizes: RetrieverSizes, seed: int = 0) -> RetrieverData:
 def train_teachers(
     data: RetrieverData, sizes: RetrieverSizes, miner: Any, device: str | None = None
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The Margin-MSE teachers, keyed ``"cross-encoder"`` / ``"bi-encoder"``, and what each is:
-    its model, its training (rows, seconds) and :func:`rerank_quality`.
-
-    The cross-encoder is ``sizes.teacher_start`` with a new one-logit head, trained with
-    ``ce_bce`` on the training queries' labelled BM25 candidates (seed 0); the bi-encoder is the
-    ``miner``, scoring a pair by its cosine."""
+    """The Margin-MSE teachers, keyed ``"cross-encoder"`` (``sizes.teacher_start`` with a new
+    one-logit head, trained with ``ce_bce`` on ``data.labelled``, seed 0) and ``"bi-encoder"``
+    (the ``miner``, scoring a pair by its cosine), and what each is: its model, its training
+    (rows, seconds) and :func:`rerank_quality`."""
     config = TrainingConfig(
         epochs=sizes.teacher_epochs,
         batch_size=sizes.teacher_batch_size,
@@ -292,62 +220,50 @@ def train_teachers(
         show_progress_bar=False,
     )
     begin = time.perf_counter()
-    start = CrossEncoderStart(sizes.teacher_start)
-    cross_encoder = fit(start.load(), "ce_bce", data.labelled, config, device=device).model
-    seconds = time.perf_counter() - begin
-    teachers = {"cross-encoder": cross_encoder, "bi-encoder": BiEncoderScorer(miner)}
-    quality = {
+    start = CrossEncoderStart(sizes.teacher_start).load()
+    cross_encoder = fit(start, "ce_bce", data.labelled, config, device=device).model
+    quality: dict[str, dict[str, Any]] = {
         "cross-encoder": {
             "model": f"{start_label(sizes.teacher_start)}, trained as a cross-encoder",
             "rows": len(data.labelled),
-            "seconds": seconds,
-            **rerank_quality(cross_encoder, data),
+            "seconds": time.perf_counter() - begin,
         },
-        "bi-encoder": {
-            "model": f"{start_label(sizes.miner)} (cosine)",
-            **rerank_quality(teachers["bi-encoder"], data),
-        },
+        "bi-encoder": {"model": f"{start_label(sizes.miner)} (cosine)"},
     }
+    teachers = {"cross-encoder": cross_encoder, "bi-encoder": BiEncoderScorer(miner)}
+    for kind, teacher in teachers.items():
+        quality[kind] |= rerank_quality(teacher, data)
     return teachers, quality
 
 
 def rerank_quality(cross_encoder: Any, data: RetrieverData) -> dict[str, float]:
     """MRR@10 of the test queries' BM25 top 20 as BM25 ranks it and as ``cross_encoder`` re-ranks
     it (how good the teacher is, on queries it never saw)."""
-    qids = [q for q in data.test.queries if q in data.test_candidates]
-    bm25 = {q: {p: -float(r) for r, p in enumerate(data.test_candidates[q])} for q in qids}
-    reranked = rerank(cross_encoder, data.test.queries, bm25, data.test.corpus, batch_size=64)
-    qrels = {q: data.test.qrels[q] for q in qids}
-    threshold = data.test.relevance_threshold
-
-    def mrr(run: dict[str, dict[str, float]]) -> float:
-        return float(evaluate_run(run, qrels, ks=(10,), relevance_threshold=threshold)["mrr@10"])
-
-    return {"bm25_top20_mrr@10": mrr(bm25), "reranked_top20_mrr@10": mrr(reranked)}
+    test, ranked = data.test, data.test_candidates
+    bm25 = {q: {p: -float(r) for r, p in enumerate(ranked[q])} for q in test.queries if q in ranked}
+    reranked = rerank(cross_encoder, test.queries, bm25, test.corpus, batch_size=64)
+    qrels = {q: test.qrels[q] for q in bm25}
+    threshold = test.relevance_threshold
+    return {
+        name: float(evaluate_run(run, qrels, ks=(10,), relevance_threshold=threshold)["mrr@10"])
+        for name, run in (("bm25_top20_mrr@10", bm25), ("reranked_top20_mrr@10", reranked))
+    }
 
 
 def mined_sets(
-    data: RetrieverData,
-    miner: Any,
-    sizes: RetrieverSizes,
-    teachers: Mapping[str, Any],
+    data: RetrieverData, miner: Any, sizes: RetrieverSizes, teachers: Mapping[str, Any]
 ) -> dict[str, pd.DataFrame]:
-    """The training rows of each variant (:data:`VARIANTS`), the Margin-MSE ones labelled by
-    :func:`train_teachers`' ``teachers``. One hard negative per (query, positive) pair, the best
-    one the variant's rule keeps."""
+    """Each variant's training rows (:data:`VARIANTS`): one hard negative per (query, positive)
+    pair, the best one its rule keeps; the Margin-MSE ones labelled by ``teachers``' margins."""
     pairs = data.pairs
-    sets = {"in-batch negatives": pairs}
-    sets["BM25 negatives"] = mine_hard_negatives(pairs, "bm25", corpus=data.pool, num_negatives=1)
-    sets["BM25 negatives, top 3 skipped"] = mine_hard_negatives(
-        pairs, "bm25", corpus=data.pool, num_negatives=1, range_min=3
-    )
+    one = {"corpus": data.pool, "num_negatives": 1}  # one negative a pair, from the pool
+    sets = {
+        "in-batch negatives": pairs,
+        "BM25 negatives": mine_hard_negatives(pairs, "bm25", **one),
+        "BM25 negatives, top 3 skipped": mine_hard_negatives(pairs, "bm25", range_min=3, **one),
+    }
     dense = mine_hard_negatives(
-        pairs,
-        miner,
-        corpus=data.pool,
-        num_negatives=1,
-        relative_margin=sizes.relative_margin,
-        range_max=sizes.mine_range_max,
+        pairs, miner, relative_margin=sizes.relative_margin, range_max=sizes.mine_range_max, **one
     )
     sets["dense negatives, filtered"] = dense
     triplets = list(dense[["anchor", "positive", "negative"]].itertuples(index=False))
@@ -361,20 +277,19 @@ def evaluate_variant(encoder: Any, data: RetrieverData, score: str = "cosine") -
     """``encoder`` on the test split: the test corpus encoded once and searched with ``score``
     (``"cosine"``, or ``"dot"`` for a Margin-MSE student); ``results`` holds :data:`MEASURES`
     over the test queries and ``per_query`` each measure per query (for the paired bootstrap)."""
-    corpus = encode_corpus(encoder, data.test.corpus, show_progress_bar=False)
+    test = data.test
+    corpus = encode_corpus(encoder, test.corpus, show_progress_bar=False)
     result = evaluate_retrieval(
         encoder,
-        data.test.queries,
+        test.queries,
         corpus,
-        data.test.qrels,
+        test.qrels,
         ks=(10, 100),
         score=score,
         show_progress_bar=False,
-        relevance_threshold=data.test.relevance_threshold,
+        relevance_threshold=test.relevance_threshold,
     )
-    per_query = evaluate_run_per_query(
-        result.run, data.test.qrels, (10, 100), data.test.relevance_threshold
-    )
+    per_query = evaluate_run_per_query(result.run, test.qrels, (10, 100), test.relevance_threshold)
     return {
         "score": score,
         "results": {m: float(result.results[m]) for m in MEASURES},
@@ -390,50 +305,43 @@ def train_variant(
     seed: int,
     device: str | None = None,
 ) -> dict[str, Any]:
-    """A fresh ``sizes.start`` trained on ``rows`` with ``variant``'s objective
-    (:data:`VARIANTS`) and ``sizes.config(seed)``, then :func:`evaluate_variant`: one run of the
-    study (its variant, seed, loss, seconds and steps beside the scores)."""
+    """A fresh ``sizes.start`` trained on ``rows`` with ``variant``'s objective, then
+    :func:`evaluate_variant`: one run (its variant, seed, loss, seconds and steps, and scores)."""
     loss = VARIANTS[variant]
     encoder = load_start(sizes.start)
-    # Margin-MSE regresses dot-product margins onto the teacher's, which a cosine (at most 2
-    # apart) could not reach: the student drops its unit-length output and is searched by the
-    # dot product, as Hofstatter et al.'s are
+    # Margin-MSE regresses dot-product margins onto the teacher's, which a cosine (at most 2 apart)
+    # could not reach: the student drops unit length and is searched by the dot product, as
+    # Hofstatter et al.'s are
     score = "dot" if loss == "margin_mse" else "cosine"
     encoder.normalize = score == "cosine"
+    config = TrainingConfig(
+        epochs=sizes.epochs,
+        batch_size=sizes.batch_size,
+        lr=sizes.lr,
+        warmup_ratio=sizes.warmup_ratio,
+        seed=seed,
+        show_progress_bar=False,
+    )
     begin = time.perf_counter()
-    run = fit(encoder, loss, rows, sizes.config(seed), device=device)
+    run = fit(encoder, loss, rows, config, device=device)
     seconds = time.perf_counter() - begin
-    return {
-        "variant": variant,
-        "seed": seed,
-        "loss": loss,
-        "seconds": seconds,
-        "steps": int(run.log["steps_done"]),
-        **evaluate_variant(run.model, data, score),
-    }
+    steps = int(run.log["steps_done"])
+    scores = evaluate_variant(run.model, data, score)
+    return dict(variant=variant, seed=seed, loss=loss, seconds=seconds, steps=steps, **scores)
 
 
 def run_study(
     sizes: RetrieverSizes, device: str | None = None, log: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
-    """The whole study, as the chapter runs it, for the recorded runs: every variant with every
-    seed from ``sizes.start``, and the start model, evaluated on the test split.
-
-    Returns a JSON-ready mapping: ``data`` (sizes of the split), ``notes``, ``files`` (read),
-    ``runs`` (one per variant and seed, the start model's as ``"start model"``: ``results``,
-    ``per_query``, ``seconds``, ``steps``), ``teachers`` (:func:`train_teachers`' report),
-    ``mining`` (rows kept per variant) and ``sizes``. ``log`` receives a line per finished step
-    (e.g. ``print``).
-    """
+    """The whole study as the chapter runs it, for the recorded runs, as a JSON-ready mapping:
+    ``data`` (sizes of the split), ``notes``, ``files`` (read), ``runs`` (one per variant and
+    seed, the start model's as ``"start model"``), ``teachers`` (:func:`train_teachers`' report),
+    ``mining`` (rows kept per variant) and ``sizes``. ``log`` gets a line per finished step."""
     say = log or (lambda _: None)
     data = load_retriever_data(sizes)
     say(f"data: {data.describe()}")
-    out: dict[str, Any] = {
-        "data": data.describe(),
-        "notes": list(data.notes),
-        "files": [str(f) for f in data.files],
-        "runs": [],
-    }
+    out: dict[str, Any] = {"data": data.describe(), "notes": list(data.notes)}
+    out |= {"files": [str(f) for f in data.files], "runs": []}
     miner = load_start(sizes.miner)
     teachers, out["teachers"] = train_teachers(data, sizes, miner, device)
     say(f"teachers: {out['teachers']}")

@@ -59,8 +59,7 @@ def plot_loss_and_rate(losses: Sequence[float], rates: Sequence[float], window: 
     steps = np.arange(len(losses))
     loss = np.asarray(losses, dtype=float)
     ax.plot(steps, loss, alpha=0.25, color="C0")
-    kernel = np.ones(window) / window
-    smooth = np.convolve(loss, kernel, mode="valid") if len(loss) >= window else loss
+    smooth = np.convolve(loss, np.ones(window) / window, "valid") if len(loss) >= window else loss
     ax.plot(steps[len(steps) - len(smooth) :], smooth, color="C0", label="loss (moving average)")
     ax.set_xlabel("optimizer step")
     ax.set_ylabel(f"training loss, moving average over {window} steps")

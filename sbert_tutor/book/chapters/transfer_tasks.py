@@ -1,12 +1,6 @@
-"""Chapter 11a, transfer tasks: its sizes, the published rows (:func:`published_transfer`), the
-provenance of the recorded runs (:func:`how_recorded_table`) and the figure and table of the
-chapter's experiment, pooling and normalisation vs transfer accuracy (:func:`plot_experiment`,
-:func:`experiment_wide`). The task overview, the recorded runs beside the published rows and
-beside SentEval's engine, and the experiment itself are on the chapter's page.
-
-The published numbers themselves (SBERT Table 5, SupMPN's Table 3) live with every other published
-number in :mod:`sbert_tutor.book.published`.
-"""
+"""Chapter 11a, transfer tasks: its sizes, the published rows (SBERT Table 5, SupMPN's Table 3),
+the recorded runs' provenance, and the figure and table of the chapter's experiment, pooling and
+normalisation vs transfer accuracy, which runs on the page."""
 
 from __future__ import annotations
 
@@ -17,12 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sbert_tutor.book.published import (
-    SBERT_TABLE5,
-    SBERT_TABLE5_SOURCE,
-    SUPMPN_TABLE3,
-    SUPMPN_TABLE3_SOURCE,
-)
+from sbert_tutor.book import published
+from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.recorded import how_recorded
 from sbert_tutor.book.sizes import ChapterSizes, register_sizes
 
@@ -84,63 +74,42 @@ SIZES: dict[str, TransferSizes] = register_sizes(
 
 TASK_COLUMNS = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
 
-
-#: Results files of the recorded full runs (in ``sbert_tutor/book/results``).
+#: Results files of the recorded full runs (in ``sbert_tutor/book/results``): the library's
+#: and SentEval's engine's.
 RECORDED_RUN = "transfer_minilm_cpu"
-
-
 RECORDED_SENTEVAL = "transfer_minilm_senteval_reference"
 
 
 def published_transfer() -> pd.DataFrame:
-    """SBERT Table 5 and SupMPN's own rows: one row a model, columns the tasks, ``avg``, ``kind``."""
-
-    rows = []
-    for table, source in (
-        (SBERT_TABLE5, SBERT_TABLE5_SOURCE),
-        (SUPMPN_TABLE3, SUPMPN_TABLE3_SOURCE),
-    ):
-        for model, values in table.items():
-            rows.append(
-                {
-                    "model": model,
-                    **dict(zip((*TASK_COLUMNS, "avg"), values, strict=True)),
-                    "kind": f"published: {source}",
-                }
-            )
+    """SBERT Table 5 and SupMPN's own rows: a row a model, columns the tasks, ``avg``, ``kind``."""
+    columns = (*TASK_COLUMNS, "avg")
+    tables = (
+        (published.SBERT_TABLE5, published.SBERT_TABLE5_SOURCE),
+        (published.SUPMPN_TABLE3, published.SUPMPN_TABLE3_SOURCE),
+    )
+    rows = [
+        {"model": model, **dict(zip(columns, values, strict=True)), "kind": f"published: {source}"}
+        for table, source in tables
+        for model, values in table.items()
+    ]
     return pd.DataFrame(rows).set_index("model")
 
 
 def how_recorded_table(runs: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame:
-    """:func:`how_recorded` of each named run, one column a run (absent runs are skipped).
-
-    A record merged from several runs of a few tasks each (``benchmarks/senteval_reference.py
-    --merge``) gets one column per run, named after the tasks it made, with the seconds those
-    tasks took."""
+    """:func:`how_recorded` of each named run, one column a run (absent runs are skipped); a record
+    merged from runs of a few tasks each (``benchmarks/senteval_reference.py --merge``) gets one
+    column per run, named after its tasks, with the seconds those tasks took."""
     columns = {}
     for name, record in runs.items():
         if record is None:
             continue
-        for label, part in _parts(name, record):
-            columns[label] = how_recorded(part)
+        if "runs" not in record:
+            columns[name] = how_recorded(record)
+        for run in record.get("runs", []):  # a merged record: each run a record of its own
+            seconds = sum(record["results"][t]["seconds"] for t in run["tasks"])
+            part = dict(model=record.get("model"), provenance=run["provenance"], seconds=seconds)
+            columns[f"{name}: {'/'.join(run['tasks'])}"] = how_recorded(part)
     return pd.DataFrame(columns)
-
-
-def _parts(name: str, record: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """``record`` itself, or each run of a merged record as a record of its own."""
-    if "runs" not in record:
-        return [(name, record)]
-    return [
-        (
-            f"{name}: {'/'.join(run['tasks'])}",
-            {
-                "model": record.get("model"),
-                "provenance": run["provenance"],
-                "seconds": sum(record["results"][t]["seconds"] for t in run["tasks"]),
-            },
-        )
-        for run in record["runs"]
-    ]
 
 
 def experiment_wide(frame: pd.DataFrame) -> pd.DataFrame:
@@ -148,21 +117,16 @@ def experiment_wide(frame: pd.DataFrame) -> pd.DataFrame:
     wide = frame.pivot_table(
         index=["pooling", "normalised"], columns="task", values="accuracy", sort=False
     )
-    columns = [c for c in (*TASK_COLUMNS, "avg") if c in wide.columns]
-    return wide[columns]
+    return wide[[c for c in (*TASK_COLUMNS, "avg") if c in wide.columns]]
 
 
 def plot_experiment(frame: pd.DataFrame, ax=None):
     """Accuracy per task, one bar group a task, one bar a (pooling, normalised) variant."""
-    import matplotlib.pyplot as plt
-
     wide = experiment_wide(frame).T
     wide.columns = [f"{p}, {'normalised' if n else 'raw'}" for p, n in wide.columns]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 3.8))
+    ax = new_axes(ax, figsize=(8, 3.8))
     wide.plot.bar(ax=ax, width=0.8, rot=0)
-    low = float(np.nanmin(wide.to_numpy()))
-    ax.set_ylim(max(0.0, low - 10), 100)
+    ax.set_ylim(max(0.0, float(np.nanmin(wide.to_numpy())) - 10), 100)
     ax.set_ylabel("accuracy x100")
     ax.set_xlabel("")
     ax.legend(fontsize=8, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)

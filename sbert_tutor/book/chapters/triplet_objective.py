@@ -1,7 +1,5 @@
-"""Chapter 8, the triplet objective: the plot of the margin sweep the chapter runs on fixed NLI
-triplets (:func:`plot_margin_sweep`), the triplet network diagram (:func:`triplet_network`), the
-sizes of each profile and the paper's setup (the gradient and the sweep are on the page).
-"""
+"""Chapter 8, the triplet objective: the plot of the margin sweep on fixed NLI triplets, the triplet
+network diagram, the sizes and the paper's setup (the gradient and the sweep are on the page)."""
 
 from __future__ import annotations
 
@@ -26,23 +24,17 @@ from sbert_tutor.book.sizes import (
 )
 from sbert_tutor.book.weak_start import MINILM
 
-__all__ = [
-    "SIZES",
-    "TripletSizes",
-    "paper_aspects",
-    "plot_margin_sweep",
-    "triplet_network",
-]
+__all__ = ["SIZES", "TripletSizes", "paper_aspects", "plot_margin_sweep", "triplet_network"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class TripletSizes(RunSizes):
     """Chapter 8 (triplet): the model of the margin sweep, its NLI triplets, the STSb dev
-    pairs the runs are scored on, and the margin of the runs (SBERT's: 1, Euclidean)."""
+    pairs the runs are scored on (``None``: all), and the runs' margin (SBERT's: 1, Euclidean)."""
 
     model: str
-    margin_triplets: int | None
-    eval_pairs: int | None
+    margin_triplets: int
+    eval_pairs: int | None = None
     margin: float = 1.0
 
 
@@ -60,32 +52,18 @@ SIZES: dict[str, TripletSizes] = register_sizes(
             **QUICK_RUN,
         ),
         "t4": TripletSizes(
-            model=T4_START,
-            margin_triplets=5000,
-            steps=120,
-            batch_size=32,
-            examples=None,
-            eval_pairs=None,
-            **T4_RUN,
+            model=T4_START, margin_triplets=5000, steps=120, batch_size=32, **T4_RUN
         ),
         "paper": TripletSizes(
-            model=BERT,
-            margin_triplets=5000,
-            steps=None,
-            epochs=1,
-            examples=None,
-            eval_pairs=None,
-            seeds=PAPER_SEEDS,
-            **SBERT_RUN,
+            model=BERT, margin_triplets=5000, steps=None, seeds=PAPER_SEEDS, **SBERT_RUN
         ),
     },
 )
 
 
 def paper_aspects() -> list[Aspect]:
-    """What the paper profile is compared on with SBERT's triplet setup (Reimers & Gurevych,
-    2019), read from :data:`~sbert_tutor.book.published.SBERT_SETUP` now (see
-    :mod:`sbert_tutor.book.deviations`)."""
+    """The paper profile vs SBERT's triplet setup
+    (:data:`~sbert_tutor.book.published.SBERT_SETUP`)."""
     sb, src = published.SBERT_SETUP, published.SBERT_SETUP_SOURCE
     return [
         *run_aspects(src, {"optimizer": ADAMW}, epochs=sb["triplet epochs"], **sbert_run_setup()),
@@ -114,43 +92,29 @@ def triplet_network() -> Figure:
     (book chapter 8).
     """
     fig, ax = canvas(6.4, 4.6)
-    encoders = {}
-    vectors = {}
+    encoders, vectors = {}, {}
     for x, role, name in ((1.0, "a", "anchor"), (3.2, "p", "positive"), (5.4, "n", "negative")):
         sentence = box(ax, x, 0.4, 1.6, 0.5, f"{name} ${role}$", "input")
-        encoder = box(ax, x, 1.35, 1.6, 0.7, "transformer\n+ pooling", "encoder")
-        vector = box(ax, x, 2.25, 0.7, 0.45, f"$s_{role}$", "vector")
-        arrow(ax, sentence["top"], encoder["bottom"])
-        arrow(ax, encoder["top"], vector["bottom"])
-        encoders[role], vectors[role] = encoder, vector
+        encoders[role] = box(ax, x, 1.35, 1.6, 0.7, "transformer\n+ pooling", "encoder")
+        vectors[role] = box(ax, x, 2.25, 0.7, 0.45, f"$s_{role}$", "vector")
+        arrow(ax, sentence["top"], encoders[role]["bottom"])
+        arrow(ax, encoders[role]["top"], vectors[role]["bottom"])
     shared_encoder(ax, encoders["a"]["right"], encoders["p"]["left"])
     shared_encoder(ax, encoders["p"]["right"], encoders["n"]["left"])
     positive = box(ax, 2.1, 3.1, 1.9, 0.5, r"$\Vert s_a - s_p \Vert$", "score")
     negative = box(ax, 4.3, 3.1, 1.9, 0.5, r"$\Vert s_a - s_n \Vert$", "score")
-    y = positive["bottom"][1]
-    arrow(ax, vectors["a"]["top"], (1.6, y))
-    arrow(ax, vectors["p"]["top"], (2.6, y))
-    arrow(ax, vectors["a"]["top"], (3.8, y))
-    arrow(ax, vectors["n"]["top"], (4.8, y))
-    loss = box(
-        ax,
-        3.2,
-        4.1,
-        5.0,
-        0.55,
-        r"$\max\left(\Vert s_a - s_p \Vert - \Vert s_a - s_n \Vert + \varepsilon,\ 0\right)$",
-        "head",
-    )
+    for role, x in (("a", 1.6), ("p", 2.6), ("a", 3.8), ("n", 4.8)):
+        arrow(ax, vectors[role]["top"], (x, positive["bottom"][1]))
+    hinge = r"$\max\left(\Vert s_a - s_p \Vert - \Vert s_a - s_n \Vert + \varepsilon,\ 0\right)$"
+    loss = box(ax, 3.2, 4.1, 5.0, 0.55, hinge, "head")
     arrow(ax, positive["top"], (2.1, loss["bottom"][1]))
     arrow(ax, negative["top"], (4.3, loss["bottom"][1]))
     return fig
 
 
-def plot_margin_sweep(sweep: pd.DataFrame, bound: float | None = 2.0, axes=None):
-    """Two panels: share of active triplets and mean loss vs the margin, one line per distance.
-
-    ``bound`` draws the largest separation unit-length embeddings allow (2 for both distances).
-    """
+def plot_margin_sweep(sweep: pd.DataFrame, bound: float = 2.0, axes=None):
+    """Two panels: share of active triplets and mean loss vs the margin, one line per distance;
+    ``bound`` draws the largest separation unit-length embeddings allow (2 for both distances)."""
     axes = new_panels(axes, 2, (10, 3.8))
     for distance, part in sweep.groupby("distance", sort=False):
         axes[0].plot(part["margin"], part["active"], marker="o", label=distance)
@@ -159,8 +123,7 @@ def plot_margin_sweep(sweep: pd.DataFrame, bound: float | None = 2.0, axes=None)
     axes[1].set_ylabel("mean triplet loss")
     for ax in axes:
         ax.set_xlabel("margin ε")
-        if bound is not None:
-            ax.axvline(bound, color="grey", ls="--", lw=1)
+        ax.axvline(bound, color="grey", ls="--", lw=1)
         ax.legend(fontsize=8)
     axes[0].set_ylim(-0.02, 1.02)
     return axes
