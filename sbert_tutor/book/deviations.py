@@ -24,6 +24,8 @@ from sbert_tutor.book.weak_start import start_name, start_pooling
 
 __all__ = [
     "ADAMW",
+    "UNSTATED_OPTIMIZER",
+    "UNSTATED_WARMUP",
     "Aspect",
     "HUB_NAMES",
     "NLI_TRAIN",
@@ -71,6 +73,9 @@ ADAMW = (
     "the trainer uses AdamW with decoupled weight decay 0.01 (sentence-transformers' "
     "default, whose fit() the SBERT code became); the paper names Adam"
 )
+#: Why a run's warm-up and optimizer are the trainer's where a paper states none.
+UNSTATED_WARMUP = "the paper states none; the trainer's default warm-up over 10% of the steps"
+UNSTATED_OPTIMIZER = "the paper states none; the trainer's AdamW"
 
 
 @dataclass(frozen=True)

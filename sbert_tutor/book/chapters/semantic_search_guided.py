@@ -11,7 +11,15 @@ import numpy as np
 import pandas as pd
 
 from sbert_tutor.book import published
-from sbert_tutor.book.deviations import HUB_NAMES, NOT_STATED, POOLINGS, Aspect, run_aspects
+from sbert_tutor.book.deviations import (
+    HUB_NAMES,
+    NOT_STATED,
+    POOLINGS,
+    UNSTATED_OPTIMIZER,
+    UNSTATED_WARMUP,
+    Aspect,
+    run_aspects,
+)
 from sbert_tutor.book.figures import new_axes
 from sbert_tutor.book.sizes import BERT, PAPER_SEEDS, QUICK_RUN, T4_RUN, RunSizes, register_sizes
 from sbert_tutor.book.weak_start import Start
@@ -46,9 +54,8 @@ def paper_aspects() -> list[Aspect]:
     oh, src = published.OH_SETUP, published.OH.at("section 3")
     why = {
         "epochs": "the paper states none; one epoch",
-        "warm-up ratio": "the paper states none; the trainer's default warm-up over 10% "
-        "of the steps",
-        "optimizer": "the paper states none; the trainer's AdamW",
+        "warm-up ratio": UNSTATED_WARMUP,
+        "optimizer": UNSTATED_OPTIMIZER,
     }
     paper = {
         "start model": HUB_NAMES[oh["student"]],

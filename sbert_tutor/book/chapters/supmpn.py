@@ -15,6 +15,8 @@ from sbert_tutor.book.deviations import (
     NLI_TRAIN,
     NOT_STATED,
     POOLINGS,
+    UNSTATED_OPTIMIZER,
+    UNSTATED_WARMUP,
     Aspect,
     run_aspects,
 )
@@ -75,9 +77,8 @@ def paper_aspects() -> list[Aspect]:
         "first and last layers needs every layer's hidden states, which the encoder does not keep",
         "learning rate": "the paper states none (it follows SimCSE-sup's setup); 5e-5 is "
         "the rate of SimCSE's supervised BERT-base runs",
-        "warm-up ratio": "the paper states none; the trainer's default warm-up over 10% "
-        "of the steps",
-        "optimizer": "the paper states none; the trainer's AdamW",
+        "warm-up ratio": UNSTATED_WARMUP,
+        "optimizer": UNSTATED_OPTIMIZER,
     }
     paper = {
         "start model": HUB_NAMES[sm["start models"]],
