@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -80,3 +81,26 @@ def test_openvino_block_runs_as_written():
     exec(compile(openvino_block(), str(README), "exec"), namespace)
     assert namespace["embeddings"].shape == (2, 384)
     assert namespace["faster"].encode(namespace["sentences"]).shape == (2, 384)
+
+
+def speed_row(starts: str) -> str:
+    """The last cell of the one README speed-table row that begins with ``starts``."""
+    rows = [
+        line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith(starts)
+    ]
+    assert len(rows) == 1, (starts, rows)
+    return rows[0].split(" | ")[-1]
+
+
+def test_speed_table_ratios_are_the_records():
+    """The encode and train-step ratios the README prints are the shipped records', to 2 decimals."""
+    results = Path(__file__).resolve().parents[1] / "sbert_tutor" / "book" / "results"
+    encode = json.loads((results / "encode_cpu_2threads.json").read_text(encoding="utf-8"))
+    at_64 = next(r for r in encode["ratios"] if r["batch_size"] == 64)
+    assert speed_row("| encode, batch 64") == (
+        f"{at_64['ours_vs_sentence-transformers']:.2f}x sentences/s |"
+    )
+    train = json.loads((results / "train_step_mnrl_cpu_2threads.json").read_text(encoding="utf-8"))
+    assert speed_row("| train step, MNRL") == (
+        f"{train['results']['ratio_steps_per_s_ours_vs_st']:.2f}x steps/s |"
+    )
